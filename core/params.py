@@ -1,0 +1,75 @@
+"""Validation helpers shared by every module: messages name the parameter and the value."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from core.errors import HexplorerError
+
+NOISE_MEASURES = ("mean", "std")
+
+
+def check_epsilon(epsilon: float) -> float:
+    """Return ``epsilon`` as a float, or raise if it is not a finite number > 0.
+
+    >>> check_epsilon(0.5)
+    0.5
+    """
+    try:
+        value = float(epsilon)
+    except (TypeError, ValueError):
+        raise HexplorerError(f"The 'epsilon' parameter must be a number > 0. Got {epsilon!r} instead.") from None
+    if not math.isfinite(value) or value <= 0:
+        raise HexplorerError(f"The 'epsilon' parameter must be > 0. Got {epsilon!r} instead.")
+    return value
+
+
+def check_upper(upper: float) -> float:
+    """Return the value bound U as a float, or raise if it is not a finite number > 0."""
+    try:
+        value = float(upper)
+    except (TypeError, ValueError):
+        raise HexplorerError(f"The 'upper' parameter (U) must be a number > 0. Got {upper!r} instead.") from None
+    if not math.isfinite(value) or value <= 0:
+        raise HexplorerError(f"The 'upper' parameter (U) must be > 0. Got {upper!r} instead.")
+    return value
+
+
+def check_noise_measure(noise_measure: str) -> float:
+    """Return the factor c of the noise error: 1 for E|Lap(b)| = b ('mean'), sqrt(2) for its std ('std')."""
+    if noise_measure == "mean":
+        return 1.0
+    if noise_measure == "std":
+        return math.sqrt(2.0)
+    raise HexplorerError(
+        f"The 'noise_measure' parameter must be one of {NOISE_MEASURES}. Got {noise_measure!r} instead."
+    )
+
+
+def check_m_ub(m_ub: int, counts: np.ndarray) -> int:
+    """Return ``m_ub`` as an int, or raise if it is not an integer in [m_*, m*] of ``counts``."""
+    m_min, m_max = int(np.min(counts)), int(np.max(counts))
+    try:
+        value = int(m_ub)
+    except (TypeError, ValueError):
+        raise HexplorerError(f"The 'm_ub' parameter must be an integer. Got {m_ub!r} instead.") from None
+    if value != m_ub or not m_min <= value <= m_max:
+        raise HexplorerError(
+            f"The 'm_ub' parameter must be an integer in [m_*, m*] = [{m_min}, {m_max}]. Got {m_ub!r} instead."
+        )
+    return value
+
+
+def ceil_two_over_epsilon(epsilon: float) -> int:
+    """``ceil(2 / epsilon)``, treating 2/epsilon within 1e-9 of an integer as that integer (SPEC, notation).
+
+    >>> ceil_two_over_epsilon(0.5), ceil_two_over_epsilon(0.3), ceil_two_over_epsilon(2 / 3)
+    (4, 7, 3)
+    """
+    ratio = 2.0 / check_epsilon(epsilon)
+    nearest = round(ratio)
+    if abs(ratio - nearest) <= 1e-9:
+        return int(nearest)
+    return int(math.ceil(ratio))
