@@ -36,17 +36,27 @@ from core.errors import HexplorerError
 def _data_options() -> argparse.ArgumentParser:
     parent = argparse.ArgumentParser(add_help=False)
     group = parent.add_argument_group("data (defaults: the built-in demo city)")
-    group.add_argument("data", nargs="?", metavar="DATA", help="CSV or Parquet file; omit for the demo city")
-    group.add_argument("--user-col", default="user_id", help="column with the user (bus) id [user_id]")
+    group.add_argument(
+        "data", nargs="?", metavar="DATA", help="CSV or Parquet file; omit for the demo city"
+    )
+    group.add_argument(
+        "--user-col", default="user_id", help="column with the user (bus) id [user_id]"
+    )
     group.add_argument("--lat-col", default="lat", help="latitude column [lat]")
     group.add_argument("--lon-col", default="lon", help="longitude column [lon]")
     group.add_argument("--time-col", default="timestamp", help="timestamp column [timestamp]")
     group.add_argument("--value-col", default="speed", help="value (speed) column [speed]")
     group.add_argument("--upper", type=float, default=65.0, metavar="U", help="value bound U [65]")
     group.add_argument("--resolution", type=int, default=7, metavar="R", help="H3 resolution [7]")
-    group.add_argument("--slot", default="1h", help="timeslot: a duration such as 1h or 30min, or hour-of-day [1h]")
-    group.add_argument("--keep-zeros", action="store_true", help="keep zero values (dropped by default)")
-    group.add_argument("--hat", metavar="CELL/SLOT", help="the HAT to analyse (default: the busiest)")
+    group.add_argument(
+        "--slot", default="1h", help="timeslot: a duration such as 1h or 30min, or hour-of-day [1h]"
+    )
+    group.add_argument(
+        "--keep-zeros", action="store_true", help="keep zero values (dropped by default)"
+    )
+    group.add_argument(
+        "--hat", metavar="CELL/SLOT", help="the HAT to analyse (default: the busiest)"
+    )
     group.add_argument("--json", action="store_true", help="print JSON instead of a table")
     return parent
 
@@ -64,7 +74,11 @@ def _prepared(args: argparse.Namespace):
     if not path.is_file():
         raise HexplorerError(f"Data file {args.data!r} does not exist or is not a file.")
     columns = ColumnMap(
-        user=args.user_col, lat=args.lat_col, lon=args.lon_col, time=args.time_col, value=args.value_col
+        user=args.user_col,
+        lat=args.lat_col,
+        lon=args.lon_col,
+        time=args.time_col,
+        value=args.value_col,
     )
     return prepare_file(path, columns, config)
 
@@ -120,14 +134,20 @@ def cmd_release(args: argparse.Namespace) -> Any:
     (epsilon,) = _epsilons([args.epsilon])
     if args.seed is not None:
         out = _release_dict(
-            mechanisms.release(args.mechanism, hat, epsilon, m_ub=args.m_ub, rng=_rng(args.seed)), hat
+            mechanisms.release(args.mechanism, hat, epsilon, m_ub=args.m_ub, rng=_rng(args.seed)),
+            hat,
         )
         out["published"] = False
         return out
     from core import publish
 
     published = publish.publish(
-        args.mechanism, hat, epsilon, m_ub=args.m_ub, dataset=args.data or "demo", ledger=args.ledger
+        args.mechanism,
+        hat,
+        epsilon,
+        m_ub=args.m_ub,
+        dataset=args.data or "demo",
+        ledger=args.ledger,
     )
     out = _release_dict(published.release, hat)
     out.update(published=True, reused=published.reused, ledger=str(published.ledger))
@@ -149,11 +169,19 @@ def cmd_evaluate(args: argparse.Namespace) -> Any:
         progress=_progress if sys.stderr.isatty() and not args.json else None,
     )
     keep = [c for c in ("mechanism", "epsilon", "m_ub", "mae", "note") if c in table.columns]
-    return {"hat": hat.hat, "true_mean": hat.true_mean, "results": table[keep].to_dict(orient="records")}
+    return {
+        "hat": hat.hat,
+        "true_mean": hat.true_mean,
+        "results": table[keep].to_dict(orient="records"),
+    }
 
 
 def _progress(done: int, total: int) -> None:
-    print(f"\r  {done}/{total} (mechanism, epsilon) cells", end="" if done < total else "\n", file=sys.stderr)
+    print(
+        f"\r  {done}/{total} (mechanism, epsilon) cells",
+        end="" if done < total else "\n",
+        file=sys.stderr,
+    )
 
 
 def cmd_simulate(args: argparse.Namespace) -> Any:
@@ -164,7 +192,9 @@ def cmd_simulate(args: argparse.Namespace) -> Any:
     hat = _hat(args)
     (epsilon,) = _epsilons([args.epsilon])
     _check_trials(args.trials)
-    draws = run_mechanism(args.mechanism, hat, epsilon, m_ub=args.m_ub, rng=_rng(args.seed), size=args.trials)
+    draws = run_mechanism(
+        args.mechanism, hat, epsilon, m_ub=args.m_ub, rng=_rng(args.seed), size=args.trials
+    )
     np.save(args.output, draws.estimates)
     return {
         "hat": hat.hat,
@@ -189,9 +219,13 @@ def _read_counts(path: str) -> np.ndarray:
         try:
             value = int(token)
         except ValueError:
-            raise HexplorerError(f"Counts file {path!r}: entry {number} is {token!r}, not an integer.") from None
+            raise HexplorerError(
+                f"Counts file {path!r}: entry {number} is {token!r}, not an integer."
+            ) from None
         if value < 1:
-            raise HexplorerError(f"Counts file {path!r}: entry {number} is {value}; counts must be >= 1.")
+            raise HexplorerError(
+                f"Counts file {path!r}: entry {number} is {value}; counts must be >= 1."
+            )
         counts.append(value)
     return np.asarray(counts, dtype=np.int64)
 
@@ -230,7 +264,8 @@ def cmd_worstcase(args: argparse.Namespace) -> Any:
         "noise_measure": args.noise_measure,
         "results": results,
         "staircase": [
-            {"epsilon_from": s.epsilon_from, "epsilon_to": s.epsilon_to, "m": int(s.m)} for s in steps
+            {"epsilon_from": s.epsilon_from, "epsilon_to": s.epsilon_to, "m": int(s.m)}
+            for s in steps
         ],
         "m_levy": int(wc.m_levy(counts)),
         "m_convex": int(wc.m_convex(counts)),
@@ -277,7 +312,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_hats)
 
     p = sub.add_parser("release", parents=[data], help="one noisy release of a HAT's mean")
-    p.add_argument("--mechanism", required=True, choices=names, metavar="NAME", help=", ".join(names))
+    p.add_argument(
+        "--mechanism", required=True, choices=names, metavar="NAME", help=", ".join(names)
+    )
     p.add_argument("--epsilon", required=True, type=float, metavar="E")
     p.add_argument("--m-ub", type=int, metavar="M", help="override the mechanism's default m_UB")
     p.add_argument(
@@ -286,10 +323,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="simulate with this seed (nothing is published); without it the release is published: "
         "OpenDP noise, recorded in the ledger, the same request returns the recorded value",
     )
-    p.add_argument("--ledger", metavar="FILE", help="ledger of published releases [~/.hexplorer/ledger.jsonl]")
+    p.add_argument(
+        "--ledger", metavar="FILE", help="ledger of published releases [~/.hexplorer/ledger.jsonl]"
+    )
     p.set_defaults(func=cmd_release)
 
-    p = sub.add_parser("evaluate", parents=[data], help="Monte-Carlo MAE of mechanisms over epsilons")
+    p = sub.add_parser(
+        "evaluate", parents=[data], help="Monte-Carlo MAE of mechanisms over epsilons"
+    )
     p.add_argument("--epsilon", required=True, type=float, nargs="+", metavar="E")
     p.add_argument("--mechanism", nargs="+", choices=names, metavar="NAME", help="default: all")
     p.add_argument("--trials", required=True, type=int, metavar="N")
@@ -306,17 +347,29 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--output", required=True, metavar="FILE.npy")
     p.set_defaults(func=cmd_simulate)
 
-    p = sub.add_parser("worstcase", parents=[data], help="worst-case error, m^(eps) and its staircase")
-    p.add_argument("--counts", metavar="FILE", help="one user's record count per line, instead of DATA")
+    p = sub.add_parser(
+        "worstcase", parents=[data], help="worst-case error, m^(eps) and its staircase"
+    )
+    p.add_argument(
+        "--counts", metavar="FILE", help="one user's record count per line, instead of DATA"
+    )
     p.add_argument("--epsilon", required=True, type=float, nargs="+", metavar="E")
     p.add_argument("--noise-measure", choices=["mean", "std"], default="mean")
     p.set_defaults(func=cmd_worstcase)
 
-    p = sub.add_parser("compose", parents=[data], help="many hexagons at once: composition and CHOP-USER")
+    p = sub.add_parser(
+        "compose", parents=[data], help="many hexagons at once: composition and CHOP-USER"
+    )
     p.add_argument("--epsilon", required=True, type=float, nargs="+", metavar="E")
-    p.add_argument("--slot-filter", metavar="SLOT", help="grids = all cells of this slot (default: busiest slot)")
+    p.add_argument(
+        "--slot-filter",
+        metavar="SLOT",
+        help="grids = all cells of this slot (default: busiest slot)",
+    )
     p.add_argument("--day", metavar="YYYY-MM-DD", help="grids = all HATs of this day")
-    p.add_argument("--release", action="store_true", help="also release noisy mean and variance per grid")
+    p.add_argument(
+        "--release", action="store_true", help="also release noisy mean and variance per grid"
+    )
     p.add_argument("--seed", type=int)
     p.set_defaults(func=cmd_compose)
     return parser

@@ -1,0 +1,277 @@
+"""The hexplorer command line: JSON shapes, agreement with core, and one-line errors with status 2."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from core import worstcase as wc
+from core.cli import main
+from core.data import ColumnMap, PrepConfig, hat_data, prepare
+from core.mechanisms import MECHANISMS, release
+
+LAT, LON = 21.1950, 72.8300  # one resolution-7 hexagon in Surat
+
+
+def _records(
+    counts: dict[str, int], speed: float = 20.0, hour: str = "2024-03-05 08"
+) -> pd.DataFrame:
+    rows = []
+    for user, m in counts.items():
+        for i in range(m):
+            rows.append(
+                {
+                    "bus": user,
+                    "la": LAT + 1e-5 * i,
+                    "lo": LON,
+                    "t": f"{hour}:{i % 60:02d}:00",
+                    "kmh": speed + (i % 5),
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+MAPPING = [
+    "--user-col",
+    "bus",
+    "--lat-col",
+    "la",
+    "--lon-col",
+    "lo",
+    "--time-col",
+    "t",
+    "--value-col",
+    "kmh",
+]
+
+
+@pytest.fixture
+def small_csv(tmp_path):
+    path = tmp_path / "buses.csv"
+    _records({"a": 12, "b": 7, "c": 5, "d": 5, "e": 3, "f": 2}).to_csv(path, index=False)
+    return path
+
+
+def run(capsys, *argv):
+    status = main([str(a) for a in argv])
+    captured = capsys.readouterr()
+    return status, captured.out, captured.err
+
+
+def run_json(capsys, *argv):
+    status, out, err = run(capsys, *argv, "--json")
+    assert status == 0, err
+    return json.loads(out)
+
+
+def _oracle_hat(path):
+    raw = pd.read_csv(path)
+    columns = ColumnMap(user="bus", lat="la", lon="lo", time="t", value="kmh")
+    return hat_data(prepare(raw, columns, PrepConfig()).summaries)
+
+
+def test_hats_lists_the_hat_with_its_counts(capsys, small_csv):
+    hats = run_json(capsys, "hats", small_csv, *MAPPING)
+    assert len(hats) == 1
+    row = hats[0]
+    assert set(row) >= {"hat", "cell", "slot", "users", "records", "m_max", "m_min", "m_median"}
+    assert (row["users"], row["records"], row["m_max"], row["m_min"]) == (6, 34, 12, 2)
+    assert row["hat"] == f"{row['cell']}/{row['slot']}"
+
+
+def test_release_with_seed_equals_core_and_is_reproducible(capsys, small_csv):
+    args = (
+        "release",
+        small_csv,
+        *MAPPING,
+        "--mechanism",
+        "arrayavg-best",
+        "--epsilon",
+        "1",
+        "--seed",
+        "3",
+    )
+    first = run_json(capsys, *args)
+    assert run_json(capsys, *args) == first
+    hat = _oracle_hat(small_csv)
+    expected = release("arrayavg-best", hat, 1.0, rng=np.random.default_rng(3))
+    assert first["estimate"] == pytest.approx(expected.estimate)
+    assert first["sensitivity"] == pytest.approx(expected.sensitivity)
+    assert first["n_arrays"] == expected.n_arrays
+    assert first["published"] is False
+
+
+def test_release_honours_m_ub(capsys, small_csv):
+    out = run_json(
+        capsys,
+        "release",
+        small_csv,
+        *MAPPING,
+        "--mechanism",
+        "arrayavg-best",
+        "--epsilon",
+        "1",
+        "--m-ub",
+        "5",
+        "--seed",
+        "1",
+    )
+    assert out["m_ub"] == 5
+    assert out["sensitivity"] == pytest.approx(65.0 / out["n_arrays"])
+
+
+def test_evaluate_covers_every_mechanism_by_default(capsys, small_csv):
+    out = run_json(
+        capsys,
+        "evaluate",
+        small_csv,
+        *MAPPING,
+        "--epsilon",
+        "0.5",
+        "2",
+        "--trials",
+        "200",
+        "--seed",
+        "1",
+    )
+    hat = _oracle_hat(small_csv)
+    assert out["true_mean"] == pytest.approx(hat.true_mean)
+    pairs = {(r["mechanism"], r["epsilon"]) for r in out["results"]}
+    assert pairs == {(m, e) for m in MECHANISMS for e in (0.5, 2.0)}
+
+
+def test_simulate_writes_raw_outputs(capsys, small_csv, tmp_path):
+    target = tmp_path / "out.npy"
+    out = run_json(
+        capsys,
+        "simulate",
+        small_csv,
+        *MAPPING,
+        "--mechanism",
+        "baseline",
+        "--epsilon",
+        "1",
+        "--trials",
+        "500",
+        "--seed",
+        "2",
+        "--output",
+        target,
+    )
+    values = np.load(target)
+    assert values.shape == (500,) and out["trials"] == 500
+    hat = _oracle_hat(small_csv)
+    scale = 65.0 * hat.m_max / hat.n_records  # Baseline, epsilon = 1
+    assert abs(np.mean(values) - hat.true_mean) < 6 * scale * np.sqrt(2 / 500)
+
+
+def test_worstcase_from_counts_file_matches_core(capsys, tmp_path):
+    counts = [417, 300, 120, 46, 46, 20, 5, 1]
+    path = tmp_path / "counts.txt"
+    path.write_text("\n".join(map(str, counts)) + "\n")
+    out = run_json(capsys, "worstcase", "--counts", path, "--epsilon", "0.5", "1", "2")
+    arr = np.array(counts)
+    for row in out["results"]:
+        m = wc.m_opt(arr, 65.0, row["epsilon"])
+        assert row["m_opt"] == m
+        assert row["error"] == pytest.approx(
+            wc.worst_case_error(arr, 65.0, m, row["epsilon"]).total
+        )
+        assert row["opt_bounding_error"] == pytest.approx(
+            wc.opt_bounding_error(arr, 65.0, row["epsilon"])
+        )
+    steps = out["staircase"]
+    assert steps[0]["epsilon_from"] == 0 and steps[-1]["epsilon_to"] is None  # infinity -> null
+    assert [s["m"] for s in steps] == sorted(s["m"] for s in steps)
+    assert (out["m_levy"], out["m_convex"], out["m_median"]) == (
+        wc.m_levy(arr),
+        wc.m_convex(arr),
+        wc.median_count(arr),
+    )
+
+
+def test_demo_city_is_the_default_dataset(capsys):
+    hats = run_json(capsys, "hats")
+    assert len(hats) >= 30
+    records = [h["records"] for h in hats]
+    assert records == sorted(records, reverse=True)
+
+
+@pytest.mark.parametrize(
+    ("argv", "needle"),
+    [
+        (["release", "--mechanism", "baseline", "--epsilon", "0", "--seed", "1"], "epsilon"),
+        (["release", "--mechanism", "baseline", "--epsilon", "-1", "--seed", "1"], "epsilon"),
+        (
+            [
+                "release",
+                "--mechanism",
+                "arrayavg-best",
+                "--epsilon",
+                "1",
+                "--m-ub",
+                "99",
+                "--seed",
+                "1",
+            ],
+            "m_ub",
+        ),
+        (
+            [
+                "release",
+                "--mechanism",
+                "baseline",
+                "--epsilon",
+                "1",
+                "--hat",
+                "nope/never",
+                "--seed",
+                "1",
+            ],
+            "nope",
+        ),
+        (["evaluate", "--epsilon", "1", "--trials", "0"], "trials"),
+        (["worstcase", "--epsilon", "1", "--counts", "/nonexistent/counts.txt"], "counts"),
+    ],
+)
+def test_bad_input_is_one_line_and_status_2(capsys, small_csv, argv, needle):
+    status, out, err = run(capsys, argv[0], small_csv, *MAPPING, *argv[1:])
+    assert status == 2
+    assert out == ""
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("hexplorer: error:")
+    assert needle in lines[0]
+    assert "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    ("content", "needle"),
+    [
+        ("", "empty"),
+        ("bus,la,lo,t\nx,21.1,72.8,2024-03-05 08:00:00\n", "kmh"),
+        ("bus,la,lo,t,kmh\nx,21.1,72.8,2024-03-05 08:00:00,fast\n", "kmh"),
+    ],
+    ids=["empty-file", "missing-column", "text-speed"],
+)
+def test_bad_files_are_one_line_and_status_2(capsys, tmp_path, content, needle):
+    path = tmp_path / "bad.csv"
+    path.write_text(content)
+    status, out, err = run(capsys, "hats", path, *MAPPING)
+    assert status == 2, out
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and needle in lines[0].lower(), err
+
+
+def test_missing_data_file_is_status_2(capsys, tmp_path):
+    status, _, err = run(capsys, "hats", tmp_path / "nope.csv")
+    assert status == 2 and "does not exist" in err
+
+
+def test_counts_file_with_text_is_status_2(capsys, tmp_path):
+    path = tmp_path / "counts.txt"
+    path.write_text("3\nfour\n")
+    status, _, err = run(capsys, "worstcase", "--counts", path, "--epsilon", "1")
+    assert status == 2 and "'four'" in err
