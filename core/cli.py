@@ -304,7 +304,7 @@ def build_parser() -> argparse.ArgumentParser:
     data = _data_options()
     parser = argparse.ArgumentParser(
         prog="hexplorer",
-        description="User-level differential privacy for average speeds per hexagon and hour (HAT).",
+        description="User-level differential privacy for mean speeds per hexagon and hour (HAT).",
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 

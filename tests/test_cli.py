@@ -1,4 +1,4 @@
-"""The hexplorer command line: JSON shapes, agreement with core, and one-line errors with status 2."""
+"""The hexplorer command line: JSON shapes, agreement with core, one-line errors (status 2)."""
 
 from __future__ import annotations
 
