@@ -1,0 +1,125 @@
+"""From per-HAT user summaries to the list of HATs and to one HAT's :class:`core.hat.HatData`."""
+
+from __future__ import annotations
+
+import h3
+import numpy as np
+import pandas as pd
+
+from core.errors import HexplorerError
+from core.hat import HatData
+
+HAT_TABLE_COLUMNS = ["hat", "cell", "slot", "users", "records", "m_max", "m_min", "m_median"]
+
+
+def split_hat(hat: str) -> tuple[str, str]:
+    """Split a ``"CELL/SLOT"`` label into its H3 cell and its slot.
+
+    Raises
+    ------
+    HexplorerError
+        If ``hat`` is not a string of that form with a valid H3 cell.
+
+    >>> split_hat("8742d9d69ffffff/2024-03-05T08:00")
+    ('8742d9d69ffffff', '2024-03-05T08:00')
+    """
+    example = "e.g. '8742d9d69ffffff/2024-03-05T08:00' or '8742d9d69ffffff/h08'"
+    if not isinstance(hat, str) or "/" not in hat:
+        raise HexplorerError(
+            f"The 'hat' parameter must look like CELL/SLOT ({example}). Got {hat!r} instead."
+        )
+    cell, slot = hat.strip().split("/", 1)
+    if not slot or not h3.is_valid_cell(cell):
+        raise HexplorerError(
+            f"The 'hat' parameter must look like CELL/SLOT with a valid H3 cell ({example}). "
+            f"Got {hat!r} instead."
+        )
+    return cell, slot
+
+
+def _check_summaries(summaries: pd.DataFrame) -> None:
+    missing = [
+        c for c in ("hat", "cell", "slot", "user_id", "m", "s", "q") if c not in summaries.columns
+    ]
+    if missing:
+        raise HexplorerError(
+            "Summaries need the columns hat, cell, slot, user_id, m, s, q; "
+            f"missing: {', '.join(missing)}."
+        )
+    if len(summaries) == 0:
+        raise HexplorerError("There are no HATs: the summaries are empty.")
+
+
+def hat_table(summaries: pd.DataFrame) -> pd.DataFrame:
+    """One row per HAT, busiest (most records) first, ties by the HAT string.
+
+    Columns ``hat, cell, slot, users, records, m_max, m_min, m_median`` where ``m_median`` is
+    the ceil(L/2)-th largest count (SPEC section 1, seed 003 Appendix B).
+
+    >>> s = pd.DataFrame({"hat": ["c/x"] * 3, "cell": "c", "slot": "x", "user_id": ["a", "b", "c"],
+    ...                   "m": [5, 1, 2], "s": [1.0, 1.0, 1.0], "q": [1.0, 1.0, 1.0]})
+    >>> hat_table(s)[["users", "records", "m_max", "m_min", "m_median"]].values.tolist()
+    [[3, 8, 5, 1, 2]]
+    """
+    _check_summaries(summaries)
+    hats = summaries["hat"].to_numpy().astype(str)
+    m = summaries["m"].to_numpy().astype(np.int64)
+    order = np.lexsort((-m, hats))  # by hat, then count descending
+    hats_sorted, m_sorted = hats[order], m[order]
+    starts = np.flatnonzero(np.r_[True, hats_sorted[1:] != hats_sorted[:-1]])
+    ends = np.r_[starts[1:], hats_sorted.size]
+    users = ends - starts
+    records = np.add.reduceat(m_sorted, starts)
+    first = order[starts]
+    table = pd.DataFrame(
+        {
+            "hat": hats_sorted[starts],
+            "cell": summaries["cell"].to_numpy()[first].astype(str),
+            "slot": summaries["slot"].to_numpy()[first].astype(str),
+            "users": users.astype(np.int64),
+            "records": records.astype(np.int64),
+            "m_max": m_sorted[starts],
+            "m_min": m_sorted[ends - 1],
+            "m_median": m_sorted[starts + (users + 1) // 2 - 1],
+        }
+    )
+    busiest = np.lexsort((table["hat"].to_numpy(), -table["records"].to_numpy()))
+    return table.iloc[busiest].reset_index(drop=True)
+
+
+def hat_data(summaries: pd.DataFrame, hat: str | None = None, upper: float = 65.0) -> HatData:
+    """The per-user summaries of one HAT as :class:`HatData` (busiest HAT when ``hat`` is None).
+
+    Parameters
+    ----------
+    summaries : pandas.DataFrame
+        ``Prepared.summaries``.
+    hat : str, optional
+        ``"CELL/SLOT"`` as listed by :func:`hat_table` (``hexplorer hats``).
+    upper : float
+        U, the bound the values were clamped to.
+
+    Raises
+    ------
+    HexplorerError
+        Malformed or unknown HAT.
+    """
+    _check_summaries(summaries)
+    if hat is None:
+        hat = str(hat_table(summaries)["hat"].iloc[0])
+    else:
+        split_hat(hat)
+    rows = summaries[summaries["hat"] == hat]
+    if len(rows) == 0:
+        raise HexplorerError(
+            f"Unknown HAT {hat!r}: it has no records. List the valid ones with `hexplorer hats` "
+            f"or hat_table(summaries)."
+        )
+    return HatData.from_arrays(
+        rows["m"].to_numpy(),
+        rows["s"].to_numpy(),
+        rows["q"].to_numpy(),
+        rows["user_id"].to_numpy().astype(str),
+        upper=upper,
+        hat=hat,
+    )

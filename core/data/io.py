@@ -1,0 +1,177 @@
+"""Reading raw records: CSV or Parquet, from a path, bytes or a file object.
+
+Every failure a user can cause (missing file, empty file, unreadable content) becomes a one-line
+:class:`core.errors.HexplorerError`.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import polars as pl
+
+from core.errors import HexplorerError
+
+_PARQUET_MAGIC = b"PAR1"
+_SUFFIX_FORMAT = {
+    ".csv": "csv",
+    ".txt": "csv",
+    ".tsv": "tsv",
+    ".parquet": "parquet",
+    ".pq": "parquet",
+    ".parq": "parquet",
+}
+
+
+def _format_from(name: str | None) -> str | None:
+    if not name:
+        return None
+    lowered = str(name).strip().lower()
+    if lowered in ("csv", "tsv", "parquet"):
+        return lowered
+    return _SUFFIX_FORMAT.get(Path(lowered).suffix)
+
+
+def _resolve(source: Any, fmt: str | None) -> tuple[str | bytes, str, str]:
+    """Return (path or bytes, format, display name)."""
+    name: str | None = None
+    if isinstance(source, str | os.PathLike):
+        path = Path(source)
+        if not path.is_file():
+            raise HexplorerError(f"File not found: '{path}'.")
+        name = str(path)
+        if path.stat().st_size == 0:
+            raise HexplorerError(f"The file '{name}' is empty.")
+        data: str | bytes = name
+        with open(path, "rb") as handle:
+            head = handle.read(4)
+    elif isinstance(source, bytes | bytearray | memoryview):
+        data = bytes(source)
+        head = data[:4]
+    elif hasattr(source, "read"):
+        name = getattr(source, "name", None)
+        raw = source.read()
+        if isinstance(raw, str):
+            raw = raw.encode("utf-8")
+        data = bytes(raw)
+        head = data[:4]
+    else:
+        raise HexplorerError(
+            f"Cannot read data from a {type(source).__name__}; give a path, bytes or a file object."
+        )
+    label = f"'{name}'" if name else "the uploaded file"
+    if isinstance(data, bytes) and len(data) == 0:
+        raise HexplorerError(f"The file {label} is empty.")
+    explicit = _format_from(fmt) if fmt is not None else None
+    if fmt is not None and explicit is None:
+        raise HexplorerError(
+            "The 'fmt' parameter must be 'csv', 'parquet' or a file name ending in "
+            ".csv or .parquet. "
+            f"Got {fmt!r} instead."
+        )
+    chosen = explicit or _format_from(name) or ("parquet" if head == _PARQUET_MAGIC else "csv")
+    return data, chosen, label
+
+
+def read_polars(
+    source: Any, fmt: str | None = None, columns: list[str] | None = None
+) -> pl.DataFrame:
+    """Read CSV or Parquet into a polars DataFrame (the fast path used by ``prepare_file``).
+
+    Parameters
+    ----------
+    source : path, bytes or file object
+    fmt : {"csv", "tsv", "parquet"} or a file name, optional
+        Taken from the suffix, or sniffed (Parquet files start with ``PAR1``) when omitted.
+    columns : list of str, optional
+        Read only these columns; a missing one raises a :class:`HexplorerError` listing the
+        file's columns.
+
+    Raises
+    ------
+    HexplorerError
+        Missing or empty file, unreadable content, a missing column, no data rows.
+    """
+    data, chosen, label = _resolve(source, fmt)
+    handle = io.BytesIO(data) if isinstance(data, bytes) else data
+    try:
+        if chosen == "parquet":
+            available = list(pl.read_parquet_schema(handle).keys())
+            if isinstance(handle, io.BytesIO):
+                handle.seek(0)
+            _check_columns(columns, available)
+            frame = pl.read_parquet(handle, columns=columns)
+        else:
+            separator = "\t" if chosen == "tsv" else ","
+            frame = _read_csv(handle, separator, columns)
+    except HexplorerError:
+        raise
+    except Exception as exc:  # polars/pyarrow raise many types for a corrupt file
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise HexplorerError(f"Could not read {label} as {chosen.upper()}: {first}") from None
+    if frame.width == 0:
+        raise HexplorerError(f"The file {label} has no columns.")
+    if frame.height == 0:
+        raise HexplorerError(f"The file {label} has no data rows.")
+    return frame
+
+
+def _read_csv(handle: Any, separator: str, columns: list[str] | None) -> pl.DataFrame:
+    def read(**kwargs: Any) -> pl.DataFrame:
+        if isinstance(handle, io.BytesIO):
+            handle.seek(0)
+        return pl.read_csv(handle, separator=separator, **kwargs)
+
+    header = read(n_rows=0)
+    _check_columns(columns, header.columns)
+    try:
+        return read(columns=columns, infer_schema_length=10_000)
+    except pl.exceptions.ComputeError:
+        # A column whose type changes late (e.g. text in a number column): read it whole as text.
+        return read(columns=columns, infer_schema_length=None)
+
+
+def _check_columns(wanted: list[str] | None, available: list[str]) -> None:
+    if wanted is None:
+        return
+    for name in wanted:
+        if name not in available:
+            raise HexplorerError(missing_column_message(name, available))
+
+
+def missing_column_message(name: str, available: list[str]) -> str:
+    """'Column 'speed' not found; the file has columns: a, b, c'."""
+    shown = ", ".join(str(c) for c in available[:30]) + (", ..." if len(available) > 30 else "")
+    return f"Column '{name}' not found; the file has columns: {shown or '(none)'}"
+
+
+def read_table(source: Any, fmt: str | None = None) -> pd.DataFrame:
+    """Read raw records from CSV or Parquet into a pandas DataFrame.
+
+    Parameters
+    ----------
+    source : str, os.PathLike, bytes or file object
+        A path, the bytes of an uploaded file, or an open binary file.
+    fmt : str, optional
+        ``"csv"``, ``"tsv"``, ``"parquet"``, or a file name whose suffix decides (useful for
+        uploaded bytes: ``read_table(data, fmt=upload.name)``). Otherwise taken from the path's
+        suffix, or sniffed from the content.
+
+    Returns
+    -------
+    pandas.DataFrame
+        All columns of the file (a column mixing text and numbers is read as text).
+
+    Raises
+    ------
+    HexplorerError
+        If the file is missing, empty, has no data rows, or cannot be parsed.
+
+    >>> read_table(b"user_id,lat,lon,timestamp,speed\\nu1,21.2,72.8,2024-03-05 08:10,30\\n").shape
+    (1, 5)
+    """
+    return read_polars(source, fmt).to_pandas()
