@@ -1,0 +1,1 @@
+"""The Streamlit dashboard: thin pages over cached calls into :mod:`core`."""

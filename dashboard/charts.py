@@ -1,0 +1,309 @@
+"""plotly figure builders: data in, ``go.Figure`` out; no st.* calls and no mathematics.
+
+Every number drawn here was computed by :mod:`core` (through :mod:`dashboard.compute`); the
+builders only lay it out. Tests read the figures as data (``fig.data``, ``fig.layout.shapes``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+
+MARK_COLORS = {
+    "median": "#7f7f7f",
+    "m^(L)": "#9467bd",
+    "m^(ε)": "#2ca02c",
+    "m^(O,2)": "#8c564b",
+}
+M_UB_COLOR = "#d62728"
+EPSILON_COLOR = "#d62728"
+LAYOUT = dict(
+    height=360,
+    margin=dict(l=10, r=10, t=50, b=10),
+    legend=dict(orientation="h", yanchor="bottom", y=1.0, xanchor="left", x=0),
+    template="plotly_white",
+)
+PNG_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"format": "png", "scale": 2}}
+"""Pass as ``config=`` to ``st.plotly_chart``: keeps the modebar's PNG export."""
+
+
+def _layout(fig: go.Figure, title: str, **kwargs) -> go.Figure:
+    fig.update_layout(title=dict(text=title, x=0, font=dict(size=15)), **{**LAYOUT, **kwargs})
+    return fig
+
+
+def counts_histogram(
+    counts: Sequence[int] | np.ndarray,
+    *,
+    m_ub: int,
+    marks: Mapping[str, int] | None = None,
+) -> go.Figure:
+    """Histogram of records per user (bus) with m_UB and each mechanism default marked.
+
+    Trace 0 is the histogram (``x`` = the counts as given). The vertical lines are layout
+    shapes: first m_UB, then one per entry of ``marks`` (label -> m), in order.
+    """
+    counts = np.asarray(counts)
+    fig = go.Figure(
+        go.Histogram(
+            x=counts,
+            name="buses",
+            marker_color="#4c78a8",
+            hovertemplate="records %{x}<br>buses %{y}<extra></extra>",
+        )
+    )
+    fig.add_vline(
+        x=m_ub,
+        line=dict(color=M_UB_COLOR, width=3),
+        annotation_text=f"m_UB = {m_ub}",
+        annotation_position="top right",
+    )
+    for i, (label, m) in enumerate((marks or {}).items()):
+        fig.add_vline(
+            x=m,
+            line=dict(color=MARK_COLORS.get(label, "#444"), width=1.5, dash="dash"),
+            annotation_text=f"{label} = {m}",
+            annotation_position="top left" if i % 2 else "top right",
+            annotation_y=0.92 - 0.09 * i,
+            annotation_yref="paper",
+        )
+    return _layout(
+        fig,
+        "Records per bus in this hexagon",
+        xaxis_title="records per bus (m)",
+        yaxis_title="buses",
+        bargap=0.05,
+        showlegend=False,
+    )
+
+
+def error_curve(
+    curve: pd.DataFrame,
+    *,
+    m_ub: int,
+    m_opt: int,
+    bestfit_bias: float | None = None,
+    epsilon: float,
+) -> go.Figure:
+    """Worst-case error E(m) = E1 (clipping) + E2 (noise) against m, with its minimiser.
+
+    ``curve`` has columns ``m``, ``clipping``, ``noise``, ``total``. Traces: 0 E1, 1 E2, 2 E,
+    3 the minimiser m^(ε) (one marker), then, when given, the exact worst-case bias of the arrays
+    BestFit builds at m_UB (one marker, beside E1 which assumes full arrays). The m_UB line is
+    the first layout shape.
+    """
+    m = curve["m"].to_numpy()
+    fig = go.Figure()
+    fig.add_scatter(
+        x=m, y=curve["clipping"], name="E1 clipping (full-array model)", line=dict(color="#ff7f0e")
+    )
+    fig.add_scatter(x=m, y=curve["noise"], name="E2 noise", line=dict(color="#1f77b4"))
+    fig.add_scatter(x=m, y=curve["total"], name="E = E1 + E2", line=dict(color="#000000", width=3))
+    at_opt = curve.loc[curve["m"] == m_opt, "total"]
+    fig.add_scatter(
+        x=[m_opt],
+        y=[float(at_opt.iloc[0]) if len(at_opt) else np.nan],
+        mode="markers",
+        name=f"minimiser m^(ε) = {m_opt}",
+        marker=dict(color=MARK_COLORS["m^(ε)"], size=12, symbol="star"),
+    )
+    if bestfit_bias is not None:
+        fig.add_scatter(
+            x=[m_ub],
+            y=[bestfit_bias],
+            mode="markers",
+            name="exact BestFit bias at m_UB",
+            marker=dict(color="#ff7f0e", size=11, symbol="diamond-open", line=dict(width=2)),
+        )
+    fig.add_vline(x=m_ub, line=dict(color=M_UB_COLOR, width=2), annotation_text=f"m_UB = {m_ub}")
+    return _layout(
+        fig,
+        f"Worst-case error E(m) at ε = {epsilon:g}",
+        xaxis_title="m_UB (m)",
+        yaxis_title="worst-case error (km/h)",
+    )
+
+
+def staircase_chart(
+    steps: pd.DataFrame,
+    *,
+    epsilon: float,
+    m_current: int,
+    eps_range: tuple[float, float] = (0.05, 10.0),
+) -> go.Figure:
+    """The m^(ε) staircase: m^(ε) against ε (log axis), breakpoints marked, current ε drawn.
+
+    ``steps`` has columns ``epsilon_from``, ``epsilon_to``, ``m`` (one row per step, ε
+    increasing; the first may start at 0 and the last end at infinity). Trace 0 is the staircase
+    clipped to ``eps_range``; trace 1 the breakpoints inside the range; trace 2 the current point.
+    """
+    lo, hi = eps_range
+    xs: list[float] = []
+    ys: list[float] = []
+    bx: list[float] = []
+    by: list[float] = []
+    for row in steps.itertuples(index=False):
+        a, b = max(float(row.epsilon_from), lo), min(float(row.epsilon_to), hi)
+        if a > b:
+            continue
+        xs += [a, b]
+        ys += [row.m, row.m]
+        if lo < float(row.epsilon_from) <= hi:
+            bx.append(float(row.epsilon_from))
+            by.append(row.m)
+    fig = go.Figure()
+    fig.add_scatter(
+        x=xs, y=ys, mode="lines", name="m^(ε)", line=dict(color="#2ca02c", width=3, shape="hv")
+    )
+    fig.add_scatter(
+        x=bx,
+        y=by,
+        mode="markers",
+        name="breakpoints",
+        marker=dict(color="#2ca02c", size=8),
+        hovertemplate="from ε = %{x:.4g}: m = %{y}<extra></extra>",
+    )
+    fig.add_scatter(
+        x=[epsilon],
+        y=[m_current],
+        mode="markers",
+        name=f"ε = {epsilon:g}: m^(ε) = {m_current}",
+        marker=dict(color=EPSILON_COLOR, size=12, symbol="x"),
+    )
+    fig.add_vline(x=epsilon, line=dict(color=EPSILON_COLOR, width=1, dash="dot"))
+    return _layout(
+        fig,
+        "The m^(ε) staircase",
+        xaxis=dict(title="ε", type="log"),
+        yaxis_title="m^(ε)",
+    )
+
+
+WORST_CASE_LABELS = {
+    "baseline": "Baseline",
+    "opt_arrayavg": "OPT-Array-Averaging E(m^(ε))",
+    "opt_bounding": "opt-bounding E^OPT",
+}
+
+
+def worst_case_vs_epsilon(curves: pd.DataFrame, *, epsilon: float) -> go.Figure:
+    """Worst-case error against ε (log-log) for Baseline, OPT-Array-Averaging and opt-bounding.
+
+    ``curves`` has column ``epsilon`` and one column per key of ``WORST_CASE_LABELS``; one trace
+    per such column, in that order.
+    """
+    fig = go.Figure()
+    for column, label in WORST_CASE_LABELS.items():
+        fig.add_scatter(x=curves["epsilon"], y=curves[column], name=label, mode="lines")
+    fig.add_vline(x=epsilon, line=dict(color=EPSILON_COLOR, width=1, dash="dot"))
+    return _layout(
+        fig,
+        "Worst-case error against ε",
+        xaxis=dict(title="ε", type="log"),
+        yaxis=dict(title="worst-case error (km/h)", type="log"),
+    )
+
+
+def mae_vs_epsilon(results: pd.DataFrame, *, epsilon: float, n_runs: int) -> go.Figure:
+    """Monte-Carlo MAE against ε (log-log), one trace per mechanism in order of appearance.
+
+    ``results`` has columns ``mechanism``, ``epsilon``, ``mae`` (as ``core.evaluation``
+    returns them).
+    """
+    fig = go.Figure()
+    for name, part in results.groupby("mechanism", sort=False):
+        fig.add_scatter(x=part["epsilon"], y=part["mae"], name=str(name), mode="lines+markers")
+    fig.add_vline(x=epsilon, line=dict(color=EPSILON_COLOR, width=1, dash="dot"))
+    return _layout(
+        fig,
+        f"Monte-Carlo MAE against ε ({n_runs:,} runs per point)",
+        xaxis=dict(title="ε", type="log"),
+        yaxis=dict(title="mean absolute error (km/h)", type="log"),
+    )
+
+
+def release_chart(releases: pd.DataFrame, *, true_mean: float) -> go.Figure:
+    """One simulated noisy release per mechanism beside the true mean, with the spread of outputs.
+
+    ``releases`` has columns ``mechanism``, ``estimate``, ``q05``, ``q95``. Trace 0: the
+    5–95 % ranges (each bar spans exactly [q05, q95]); trace 1: the single release of each
+    mechanism. The true mean is a vertical line (the first layout shape).
+    """
+    names = releases["mechanism"].astype(str).tolist()
+    q05 = releases["q05"].to_numpy(dtype=float)
+    q95 = releases["q95"].to_numpy(dtype=float)
+    fig = go.Figure()
+    fig.add_scatter(
+        x=q05,
+        y=names,
+        mode="markers",
+        name="5–95 % of outputs",
+        marker=dict(size=1, color="rgba(0,0,0,0)"),
+        error_x=dict(
+            type="data",
+            symmetric=False,
+            array=q95 - q05,
+            arrayminus=np.zeros_like(q05),
+            thickness=6,
+            width=0,
+            color="rgba(76,120,168,0.45)",
+        ),
+        customdata=np.stack([q05, q95], axis=1),
+        hovertemplate=(
+            "%{y}: 90% of outputs in [%{customdata[0]:.2f}, %{customdata[1]:.2f}]<extra></extra>"
+        ),
+    )
+    fig.add_scatter(
+        x=releases["estimate"],
+        y=names,
+        mode="markers",
+        name="one simulated release",
+        marker=dict(size=12, color="#4c78a8"),
+        hovertemplate="%{y}: %{x:.3f} km/h<extra></extra>",
+    )
+    fig.add_vline(
+        x=true_mean,
+        line=dict(color="#000", width=2),
+        annotation_text=f"true mean {true_mean:.2f}",
+    )
+    return _layout(
+        fig,
+        "Simulated releases beside the true mean",
+        xaxis_title="average speed (km/h)",
+        height=max(220, 60 + 40 * len(names)),
+    )
+
+
+def legend_bar(entries: Sequence, *, title: str) -> go.Figure:
+    """The map legend as a strip of coloured boxes, low to high (one bar trace per entry).
+
+    ``entries`` are :class:`dashboard.maps.LegendEntry` (label, color).
+    """
+    fig = go.Figure()
+    for entry in entries:
+        r, g, b = entry.color
+        fig.add_bar(
+            x=[1],
+            y=[""],
+            orientation="h",
+            name=entry.label,
+            marker_color=f"rgb({r},{g},{b})",
+            text=[entry.label],
+            textposition="inside",
+            insidetextanchor="middle",
+            hovertemplate=f"{entry.label}<extra></extra>",
+        )
+    fig.update_layout(
+        title=dict(text=title, x=0, font=dict(size=13)),
+        barmode="stack",
+        height=90,
+        margin=dict(l=0, r=0, t=30, b=0),
+        showlegend=False,
+        xaxis=dict(visible=False),
+        yaxis=dict(visible=False),
+        template="plotly_white",
+    )
+    return fig

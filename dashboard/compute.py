@@ -1,0 +1,398 @@
+"""``@st.cache_data`` wrappers around :mod:`core`: the only place the pages get numbers from.
+
+Each wrapper is a thin call into core; nothing here computes a formula. Arguments are
+parameters (a :class:`DataSpec`, a HAT label, ε, m_UB, a seed...), so they form the cache key;
+the seed of every stochastic result is part of its key. Cached values are returned as copies
+by Streamlit (pickled); callers still never mutate them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from core import worstcase
+from core.data import (
+    ColumnMap,
+    Prepared,
+    PrepConfig,
+    PrepReport,
+    hat_data,
+    hat_table,
+    load_demo,
+    prepare,
+    prepare_file,
+    read_table,
+)
+from core.errors import NotApplicableError
+from core.evaluation import monte_carlo
+from core.hat import HatData
+from core.mechanisms import MECHANISMS, default_m_ub, release
+
+
+@dataclass(frozen=True, kw_only=True, eq=False)
+class Source:
+    """Where the raw records come from: the demo city, an uploaded file or a server path.
+
+    ``digest`` identifies the content (sha256 of an upload; path, size and mtime of a server
+    file); ``payload`` holds an upload's bytes and is never hashed.
+    """
+
+    kind: str  # "demo" | "upload" | "path"
+    name: str
+    digest: str
+    payload: bytes | None = field(default=None, repr=False)
+
+    def key(self) -> str:
+        """The cache key of the source."""
+        return f"{self.kind}|{self.digest}"
+
+    @classmethod
+    def demo(cls) -> Source:
+        return cls(kind="demo", name="demo city", digest="demo")
+
+    @classmethod
+    def upload(cls, name: str, payload: bytes) -> Source:
+        return cls(
+            kind="upload", name=name, digest=hashlib.sha256(payload).hexdigest(), payload=payload
+        )
+
+
+@dataclass(frozen=True, kw_only=True, eq=False)
+class DataSpec:
+    """A data source plus how to prepare it: everything that determines the HATs."""
+
+    source: Source
+    columns: tuple[str, str, str, str, str]  # user, lat, lon, time, value
+    upper: float = 65.0
+    resolution: int = 7
+    slot: str = "1h"
+    keep_zeros: bool = False
+
+    def key(self) -> str:
+        """The cache key: source identity and every preparation parameter."""
+        return "|".join(
+            [
+                self.source.key(),
+                *self.columns,
+                repr(float(self.upper)),
+                str(self.resolution),
+                self.slot,
+                str(self.keep_zeros),
+            ]
+        )
+
+    def column_map(self) -> ColumnMap:
+        user, lat, lon, time, value = self.columns
+        return ColumnMap(user=user, lat=lat, lon=lon, time=time, value=value)
+
+    def config(self) -> PrepConfig:
+        return PrepConfig(
+            upper=self.upper, resolution=self.resolution, slot=self.slot, keep_zeros=self.keep_zeros
+        )
+
+    def to_state(self) -> dict:
+        """Plain parameters for session state."""
+        out = asdict(self)
+        out["source"] = asdict(self.source)
+        return out
+
+    @classmethod
+    def from_state(cls, value: dict) -> DataSpec:
+        fields = dict(value)
+        fields["source"] = Source(**fields["source"])
+        fields["columns"] = tuple(fields["columns"])
+        return cls(**fields)
+
+
+DEFAULT_COLUMNS = ColumnMap().as_tuple()
+_HASH = {Source: Source.key, DataSpec: DataSpec.key}
+
+
+def _cache(**kwargs):
+    return st.cache_data(show_spinner=False, hash_funcs=_HASH, **kwargs)
+
+
+# --- Data ----------------------------------------------------------------------------------
+
+
+@_cache(max_entries=4)
+def _demo_raw() -> pd.DataFrame:
+    return load_demo()
+
+
+@_cache(max_entries=8)
+def table_columns(source: Source) -> list[str]:
+    """Column names of the source's table (for auto-detection). Raises HexplorerError."""
+    if source.kind == "demo":
+        return [str(c) for c in _demo_raw().columns]
+    if source.kind == "upload":
+        raw = read_table(_named_bytes(source))
+    else:
+        raw = read_table(source.name)
+    return [str(c) for c in raw.columns]
+
+
+def _named_bytes(source: Source) -> io.BytesIO:
+    """An upload's bytes as a named file object (core reads the name)."""
+    handle = io.BytesIO(source.payload or b"")
+    handle.name = source.name
+    return handle
+
+
+@_cache(max_entries=6)
+def prepared(spec: DataSpec) -> Prepared:
+    """``core.data.prepare`` (demo) or ``prepare_file`` (upload, path). Raises HexplorerError."""
+    columns, config = spec.column_map(), spec.config()
+    if spec.source.kind == "demo":
+        return prepare(_demo_raw(), columns, config)
+    if spec.source.kind == "upload":
+        return prepare_file(_named_bytes(spec.source), columns, config)
+    return prepare_file(spec.source.name, columns, config)
+
+
+@_cache(max_entries=16)
+def report(spec: DataSpec) -> PrepReport:
+    """The preparation report (rows read, rejected with reasons and examples, clamped, ...)."""
+    return prepared(spec).report
+
+
+@_cache(max_entries=16)
+def hats(spec: DataSpec) -> pd.DataFrame:
+    """``core.data.hat_table``: one row per HAT, busiest first."""
+    return hat_table(prepared(spec).summaries)
+
+
+@_cache(max_entries=64)
+def slot_cells(spec: DataSpec, slot: str) -> pd.DataFrame:
+    """The hexagons of one slot, busiest first: hat, cell, users, records, true_mean."""
+    table = hats(spec)
+    part = table[table["slot"] == slot].reset_index(drop=True)
+    summaries = prepared(spec).summaries
+    # Needs core: a per-HAT true mean in hat_table (see notes/dashboard-needs.md); until then,
+    # core's HatData.true_mean for each hexagon.
+    means = [hat_data(summaries, h, upper=spec.upper).true_mean for h in part["hat"]]
+    out = part[["hat", "cell", "users", "records", "m_max", "m_median"]].copy()
+    out["true_mean"] = np.asarray(means, dtype=float)
+    return out
+
+
+@_cache(max_entries=64)
+def hat(spec: DataSpec, label: str) -> HatData:
+    """``core.data.hat_data`` for one HAT (raises HexplorerError for an unknown label)."""
+    return hat_data(prepared(spec).summaries, label, upper=spec.upper)
+
+
+# --- One HAT: worst-case analysis (counts and U only) ---------------------------------------
+
+
+@dataclass(frozen=True, kw_only=True)
+class Marks:
+    """The m_UB defaults of the mechanisms at one ε: median, m^(L), m^(ε), m^(O,2)."""
+
+    median: int
+    levy: int
+    opt: int
+    convex: int
+
+    def as_labels(self) -> dict[str, int]:
+        return {
+            "median": self.median,
+            "m^(L)": self.levy,
+            "m^(ε)": self.opt,
+            "m^(O,2)": self.convex,
+        }
+
+
+@_cache(max_entries=256)
+def marks(spec: DataSpec, label: str, epsilon: float, noise_measure: str) -> Marks:
+    """m_UB defaults (core.worstcase); m^(ε) for the chosen noise measure."""
+    h = hat(spec, label)
+    return Marks(
+        median=int(worstcase.median_count(h.counts)),
+        levy=int(worstcase.m_levy(h.counts)),
+        opt=int(worstcase.m_opt(h.counts, h.upper, epsilon, noise_measure=noise_measure)),
+        convex=int(worstcase.m_convex(h.counts)),
+    )
+
+
+@_cache(max_entries=256)
+def default_m_ubs(spec: DataSpec, label: str, epsilon: float) -> dict[str, int | None]:
+    """``core.mechanisms.default_m_ub`` of every mechanism."""
+    h = hat(spec, label)
+    return {name: default_m_ub(name, h, epsilon) for name in MECHANISMS}
+
+
+@_cache(max_entries=256)
+def error_curve(spec: DataSpec, label: str, epsilon: float, noise_measure: str) -> pd.DataFrame:
+    """E1, E2 and E for every integer m in [m_*, m*] (core.worstcase.worst_case_error)."""
+    h = hat(spec, label)
+    m = np.arange(h.m_min, h.m_max + 1)
+    parts = worstcase.worst_case_error(h.counts, h.upper, m, epsilon, noise_measure=noise_measure)
+    return pd.DataFrame(
+        {
+            "m": m,
+            "clipping": np.asarray(parts.clipping, dtype=float),
+            "noise": np.asarray(parts.noise, dtype=float),
+            "total": np.asarray(parts.total, dtype=float),
+        }
+    )
+
+
+@_cache(max_entries=512)
+def error_at(
+    spec: DataSpec, label: str, m_ub: int, epsilon: float, noise_measure: str
+) -> dict[str, float]:
+    """E1, E2, E at one m_UB and the exact worst-case bias of BestFit's arrays there."""
+    h = hat(spec, label)
+    parts = worstcase.worst_case_error(
+        h.counts, h.upper, m_ub, epsilon, noise_measure=noise_measure
+    )
+    return {
+        "clipping": float(np.asarray(parts.clipping)),
+        "noise": float(np.asarray(parts.noise)),
+        "total": float(np.asarray(parts.total)),
+        "bestfit_bias": float(worstcase.bestfit_bias(h.counts, h.upper, m_ub)),
+    }
+
+
+@_cache(max_entries=64)
+def staircase(spec: DataSpec, label: str, noise_measure: str) -> pd.DataFrame:
+    """The whole m^(ε) staircase with exact breakpoints (core.worstcase.staircase)."""
+    h = hat(spec, label)
+    steps = worstcase.staircase(h.counts, h.upper, noise_measure=noise_measure)
+    return pd.DataFrame(
+        {
+            "epsilon_from": [float(s.epsilon_from) for s in steps],
+            "epsilon_to": [float(s.epsilon_to) for s in steps],
+            "m": [int(s.m) for s in steps],
+        }
+    )
+
+
+WORST_CASE_EPSILONS = tuple(float(e) for e in np.geomspace(0.05, 10.0, 61))
+
+
+@_cache(max_entries=64)
+def worst_case_vs_epsilon(spec: DataSpec, label: str, noise_measure: str) -> pd.DataFrame:
+    """Worst-case error against ε of Baseline, OPT-Array-Averaging (E at m^(ε)) and opt-bounding.
+
+    One row per ε of ``WORST_CASE_EPSILONS``; each value is one call into core.worstcase.
+    """
+    h = hat(spec, label)
+    c, u = h.counts, h.upper
+    rows = []
+    for eps in WORST_CASE_EPSILONS:
+        m_eps = worstcase.m_opt(c, u, eps, noise_measure=noise_measure)
+        rows.append(
+            {
+                "epsilon": eps,
+                "baseline": float(worstcase.baseline_error(c, u, eps, noise_measure=noise_measure)),
+                "opt_arrayavg": float(
+                    np.asarray(
+                        worstcase.worst_case_error(
+                            c, u, m_eps, eps, noise_measure=noise_measure
+                        ).total
+                    )
+                ),
+                "opt_arrayavg_m": int(m_eps),
+                "opt_bounding": float(
+                    worstcase.opt_bounding_error(c, u, eps, noise_measure=noise_measure)
+                ),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+# --- One HAT: simulated releases (stochastic; the seed is part of every key) ----------------
+
+
+def _rng(seed: int, *stream: int) -> np.random.Generator:
+    return np.random.default_rng([int(seed), *stream])
+
+
+@_cache(max_entries=256)
+def mc_curve(
+    spec: DataSpec,
+    label: str,
+    mechanism: str,
+    m_ub: int | None,
+    n_runs: int,
+    seed: int,
+    epsilons: tuple[float, ...],
+) -> pd.DataFrame:
+    """Monte-Carlo MAE of one mechanism over ``epsilons`` (core.evaluation.monte_carlo).
+
+    One mechanism per call so that the page can show progress and toggling a mechanism
+    reuses the others' cached curves.
+    """
+    h = hat(spec, label)
+    index = list(MECHANISMS).index(mechanism)
+    return monte_carlo(
+        h, list(epsilons), [mechanism], n_runs=n_runs, rng=_rng(seed, 1, index), m_ub=m_ub
+    )
+
+
+@_cache(max_entries=512)
+def releases(
+    spec: DataSpec,
+    label: str,
+    mechanisms: tuple[str, ...],
+    epsilon: float,
+    m_ub: int | None,
+    seed: int,
+    n_runs: int,
+) -> pd.DataFrame:
+    """One simulated release per mechanism (core.mechanisms.release) and the spread of outputs.
+
+    Columns: mechanism, estimate, m_ub, n_arrays, sensitivity, noise_scale, clip_lo, clip_hi,
+    mae, std, q05, q95 (the last four from ``monte_carlo`` at this ε with ``n_runs`` runs), note.
+    """
+    h = hat(spec, label)
+    spread = monte_carlo(
+        h, [epsilon], list(mechanisms), n_runs=n_runs, rng=_rng(seed, 2), m_ub=m_ub
+    )
+    rows = []
+    for name in mechanisms:
+        index = list(MECHANISMS).index(name)
+        row: dict = {"mechanism": name}
+        try:
+            r = release(name, h, epsilon, m_ub=m_ub, rng=_rng(seed, 3, index))
+        except NotApplicableError as exc:
+            row.update(estimate=np.nan, note=f"not applicable: {exc}")
+        else:
+            lo, hi = r.clip_interval if r.clip_interval is not None else (np.nan, np.nan)
+            row.update(
+                estimate=r.estimate,
+                m_ub=r.m_ub,
+                n_arrays=r.n_arrays,
+                sensitivity=r.sensitivity,
+                noise_scale=r.noise_scale,
+                clip_lo=lo,
+                clip_hi=hi,
+                note=r.note,
+            )
+        rows.append(row)
+    out = pd.DataFrame(
+        rows,
+        columns=[
+            "mechanism",
+            "estimate",
+            "m_ub",
+            "n_arrays",
+            "sensitivity",
+            "noise_scale",
+            "clip_lo",
+            "clip_hi",
+            "note",
+        ],
+    )
+    stats = spread.set_index("mechanism")[["mae", "std", "q05", "q95"]]
+    out = out.join(stats, on="mechanism")
+    out["note"] = out["note"].fillna("").astype(str)
+    return out

@@ -1,0 +1,142 @@
+"""Learn page: short explanations, with formulas, of the controls and charts (SPEC §1–4)."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+st.title("Learn")
+st.markdown(
+    "Short explanations of what the other pages show. Formulas follow `SPEC.md` and the papers; "
+    "$U$ is the largest speed (values are clamped into $[0, U]$), $\\varepsilon$ the privacy loss."
+)
+
+st.header("HATs and what is public", anchor="hats")
+st.markdown(
+    r"""
+A **HAT** is one H3 hexagon in one timeslot. In a HAT, bus $\ell$ has $m_\ell$ records with sum
+$s_\ell$ and mean $\bar x_\ell = s_\ell / m_\ell$; there are $L$ buses and $N = \sum_\ell m_\ell$
+records, and the **true mean** to release is $f = \sum_\ell s_\ell / N$. Buses are sorted so that
+$m_1 \ge m_2 \ge \dots \ge m_L$; $m^* = m_1$, $m_* = m_L$.
+
+As in the papers, **$L$ and the counts $\{m_\ell\}$ are treated as public**: only the speeds are
+protected. This dashboard is the data team's own workbench, so it also shows true values (true
+means, histograms of counts) that a public release would never show.
+"""
+)
+
+st.header("User-level privacy", anchor="user-level")
+st.markdown(
+    r"""
+Two datasets are **neighbours** when they differ in *all* the records of one bus (user-level), not
+in one record. A mechanism $M$ is $\varepsilon$-DP when for all neighbours $D, D'$ and all sets
+of outputs $S$:
+$$\Pr[M(D) \in S] \le e^{\varepsilon} \Pr[M(D') \in S].$$
+Smaller $\varepsilon$ means stronger privacy and more noise. Because a bus may report hundreds
+of times in one hexagon and hour, protecting whole buses costs far more accuracy than protecting
+single records; that cost is what this tool shows.
+"""
+)
+
+st.header("Sensitivity and Laplace noise", anchor="sensitivity")
+st.markdown(
+    r"""
+The **sensitivity** $\Delta$ of a statistic is the most it can change between neighbours. Adding
+Laplace noise $\mathrm{Lap}(b)$ with $b = \Delta/\varepsilon$ gives $\varepsilon$-DP; its
+expected absolute size is $b$ and its standard deviation $\sqrt2\, b$.
+
+**Baseline** releases the true mean: one bus can move all its $m^*$ records from $0$ to $U$, so
+$\Delta = U m^* / N$ and the release is $f + \mathrm{Lap}(U m^*/(N\varepsilon))$ — unbiased, but
+the busiest bus sets the noise.
+"""
+)
+
+st.header("Clipping and pseudo-users (arrays)", anchor="pseudo-users")
+st.markdown(
+    r"""
+Clipping keeps at most $m_{UB}$ records per bus: $\Gamma_\ell = \min(m_\ell, m_{UB})$, each kept
+record replaced by the bus's mean $\bar x_\ell$. The kept records are packed into **arrays**
+(pseudo-users) of capacity $m_{UB}$, and the release averages the array means
+$\bar A_i = \sum_{\ell \in A_i} \Gamma_\ell \bar x_\ell / w(A_i)$:
+
+* **BestFit** puts each bus whole into one array (the fullest one with room), so one bus moves
+  one array mean by at most $U$: $\Delta = U/\bar K$ with $\bar K$ non-empty arrays.
+* **WrapAround** lays the records end to end and cuts full arrays of length $m_{UB}$, keeping
+  $K = \lfloor \sum_\ell \Gamma_\ell / m_{UB} \rfloor$; a bus can straddle two arrays, and the
+  papers charge $2U/K$ (for plain averaging the exact value is $U/K$).
+
+Small $m_{UB}$: many arrays, little noise, but much clipping bias. Large $m_{UB}$: the reverse.
+**Levy** and the **quantile** mechanisms additionally clip the array means into a privately
+chosen interval $[a, b]$ (budget split: half for the interval), then add
+$\mathrm{Lap}(2(b-a)/(\bar K \varepsilon))$.
+"""
+)
+
+st.header("Worst-case error and choosing m_UB", anchor="worst-case")
+st.markdown(
+    r"""
+With $S(m) = \sum_\ell \min(m_\ell, m)$, Array-Averaging's worst-case error over all possible
+speeds splits into
+
+* clipping (bias): $E_1(m) = U\,(1 - S(m)/N)$, reached when all dropped records are $U$ and all
+  kept ones $0$ (the model assumes full arrays);
+* noise: $E_2(m) = c\,U m / (\varepsilon S(m))$, with $c = 1$ for $E|\text{noise}|$ or $c = \sqrt2$
+  for its standard deviation;
+
+and $E(m) = E_1(m) + E_2(m)$. Its smallest minimiser is $m^{(\varepsilon)}$
+(**OPT-Array-Averaging**); a minimiser always lies among the counts $\{m_\ell\}$.
+
+**Why this spends no privacy:** $E(m)$ depends only on the counts and $U$, never on a speed.
+Since the counts are public, $m_{UB}$ can be chosen by minimising $E$ before any speed is
+looked at, and the whole budget $\varepsilon$ goes to the release.
+
+For the arrays BestFit actually builds, the estimate is $\sum_\ell \alpha_\ell \bar x_\ell$ with
+$\alpha_\ell = \Gamma_\ell / (\bar K\, w(\text{array of }\ell))$, so its **exact worst-case bias**
+is $\frac U2 \sum_\ell |\alpha_\ell - m_\ell/N|$. It can be above or below $E_1$; the One-hexagon
+page shows both, labelled.
+
+Other defaults: the **median** count (Array-Averaging); Levy's
+$m^{(L)} = \arg\max_m \sum_\ell \min(m_\ell, m)/\sqrt m$; the convex proxy $m^{(O,2)}$
+minimising $1 - S(m)/N + \max(m, N/L)/m^*$.
+"""
+)
+
+st.header("The m^(ε) staircase", anchor="staircase")
+st.markdown(
+    r"""
+Write $t = 1/\varepsilon$. Each candidate $m$ gives a straight line $E = A_m + B_m t$ with
+$A_m = E_1(m)$ and $B_m = cUm/S(m)$, so $\min_m E$ is the **lower envelope** of at most $L$ lines.
+As $\varepsilon$ grows ($t$ falls) the noise matters less and the best $m$ can only grow:
+$m^{(\varepsilon)}$ is a non-decreasing **staircase** in $\varepsilon$, and its breakpoints are
+where two neighbouring lines of the envelope cross — computed exactly, without a grid of
+$\varepsilon$ values.
+"""
+)
+
+st.header("Worst-case-optimal bounding", anchor="opt-bounding")
+st.markdown(
+    r"""
+**opt-bounding** (seed 004) clips each bus's mean into its own interval $[a_\ell, b_\ell]$ chosen
+from the counts: with $T_\varepsilon$ the $\lceil 2/\varepsilon\rceil$-th largest of
+$\{U m_\ell\}$, $a_\ell = \max((Um_\ell - T_\varepsilon)/(2m_\ell), 0)$ and
+$b_\ell = \min((Um_\ell + T_\varepsilon)/(2m_\ell), U)$. Its sensitivity is $T_\varepsilon/N$
+and its worst-case error
+$$E^{OPT}(\varepsilon) = \Big(\sum_\ell \max\big((Um_\ell - T_\varepsilon)/2,\, 0\big)
++ T_\varepsilon/\varepsilon\Big) \Big/ N.$$
+For $\varepsilon \ge 2$, $T_\varepsilon = U m^*$ and it is Baseline.
+"""
+)
+
+st.header("Monte-Carlo error and simulated releases", anchor="monte-carlo")
+st.markdown(
+    r"""
+The Monte-Carlo curve reports the papers' mean absolute error
+$\frac1n \sum_{i \le n} |M^{(i)}(D) - f(D)|$ over $n$ independent runs (all of a mechanism's
+randomness redrawn, interval estimation included), with a fixed seed so the figures are
+reproducible.
+
+A **simulated** run releases nothing. A **published** release is different: its noise comes from
+a vetted sampler that resists floating-point attacks (OpenDP), its randomness is never seeded by
+the user, and it is recorded with its $\varepsilon$ so that asking again returns the same value
+instead of fresh noise that could be averaged away.
+"""
+)

@@ -1,0 +1,128 @@
+"""Session-state keys and defaults: every widget's ``key=`` comes from here.
+
+Session state holds *parameters* (what the user chose), never results; results come from the
+cached wrappers in :mod:`dashboard.compute`. Streamlit deletes a widget's state when a page that
+does not show the widget runs, so :func:`init` re-assigns every known key at the top of each page
+(the documented way to keep widget values across pages).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import streamlit as st
+
+# --- Data (sidebar) -------------------------------------------------------------------------
+SOURCE = "data_source"  # "demo" | "upload" | "path"
+UPLOAD = "data_upload"  # st.file_uploader (cannot be set through session state)
+PATH = "data_path"  # server-side file path
+UPPER = "data_upper"  # U
+RESOLUTION = "data_resolution"  # H3 resolution
+SLOT_KIND = "data_slot_kind"  # "window" | "hour-of-day"
+SLOT_LENGTH = "data_slot_length"  # "15min", "1h", ...
+KEEP_ZEROS = "data_keep_zeros"
+COLUMN_ROLES = ("user", "lat", "lon", "time", "value")
+# Last data set that prepared without error: a plain dict of parameters (source kind, file name,
+# digest, raw bytes of an upload or a path, columns, config). A bad file never replaces it.
+APPLIED = "data_applied"
+
+# --- Selection of a HAT ----------------------------------------------------------------------
+HAT = "hat"  # "CELL/SLOT" label, shared by every page
+HAT_PICK = "hat_pick"  # the One-hexagon page's select box
+MAP_SLOT = "map_slot"
+MAP_METRIC = "map_metric"  # "records" | "users" | "true_mean"
+MAP_CELL = "map_cell"  # the Map page's select box
+MAP_DECK = "map_deck"  # the pydeck selection (read-only widget state)
+
+# --- One hexagon -----------------------------------------------------------------------------
+EPSILON = "epsilon"
+M_UB = "m_ub"
+M_UB_FOR = "m_ub_for_hat"  # the HAT the m_UB slider was last reset for
+OVERRIDE_M_UB = "override_m_ub"
+MECHANISMS = "mechanisms"
+NOISE_MEASURE = "noise_measure"
+SEED = "seed"
+MANY_RUNS = "mc_many_runs"
+
+# --- Values --------------------------------------------------------------------------------
+EPSILON_OPTIONS: tuple[float, ...] = (
+    0.05, 0.06, 0.08, 0.1, 0.12, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5, 0.6, 0.8,
+    1.0, 1.2, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 8.0, 10.0,
+)  # fmt: skip
+"""The ε slider's stops: roughly evenly spaced on a log scale from 0.05 to 10."""
+
+MC_EPSILONS: tuple[float, ...] = (0.05, 0.1, 0.2, 0.3, 0.5, 0.8, 1.0, 1.5, 2.0, 3.0, 5.0, 10.0)
+"""ε values of the Monte-Carlo MAE curve (independent of the slider, so moving ε is instant)."""
+
+MC_RUNS_DEFAULT = 2_000
+MC_RUNS_MANY = 10_000
+SLOT_LENGTHS = ("15min", "30min", "1h", "2h", "3h", "6h", "1d")
+MAP_METRICS = ("records", "users", "true_mean")
+DEFAULT_MECHANISMS = ("baseline", "arrayavg-best", "levy", "opt-arrayavg", "opt-bounding")
+MAX_UPLOAD_MB = 200  # keep equal to server.maxUploadSize in .streamlit/config.toml
+
+DEFAULTS: dict[str, Any] = {
+    SOURCE: "demo",
+    PATH: "",
+    UPPER: 65.0,
+    RESOLUTION: 7,
+    SLOT_KIND: "window",
+    SLOT_LENGTH: "1h",
+    KEEP_ZEROS: False,
+    APPLIED: None,
+    HAT: None,
+    MAP_METRIC: "records",
+    EPSILON: 1.0,
+    M_UB: None,
+    M_UB_FOR: None,
+    OVERRIDE_M_UB: False,
+    MECHANISMS: list(DEFAULT_MECHANISMS),
+    NOISE_MEASURE: "mean",
+    SEED: 0,
+    MANY_RUNS: False,
+}
+"""Defaults of every key set before widgets are drawn (widgets then take no ``value=``)."""
+
+# Widget keys whose values must survive a page switch. Not the uploader (Streamlit forbids
+# setting it), not the deck selection (read-only), not the select boxes whose options depend on
+# data (they are re-derived from HAT).
+PERSISTENT_WIDGETS: tuple[str, ...] = (
+    SOURCE,
+    PATH,
+    UPPER,
+    RESOLUTION,
+    SLOT_KIND,
+    SLOT_LENGTH,
+    KEEP_ZEROS,
+    MAP_SLOT,
+    MAP_METRIC,
+    EPSILON,
+    M_UB,
+    OVERRIDE_M_UB,
+    MECHANISMS,
+    NOISE_MEASURE,
+    SEED,
+    MANY_RUNS,
+)
+
+
+def column_key(role: str, digest: str) -> str:
+    """Widget key of the column select box for ``role`` of the file with this ``digest``.
+
+    A new file gets new widgets, so its auto-detected columns become the defaults.
+    """
+    return f"data_col_{role}_{digest[:12]}"
+
+
+def init() -> None:
+    """Set missing defaults and keep widget values across pages; call at the top of every page."""
+    ss = st.session_state
+    for key, value in DEFAULTS.items():
+        if key not in ss:
+            ss[key] = list(value) if isinstance(value, list) else value
+    for key in PERSISTENT_WIDGETS:
+        if key in ss:
+            ss[key] = ss[key]
+    for key in list(ss.keys()):
+        if isinstance(key, str) and key.startswith("data_col_"):
+            ss[key] = ss[key]

@@ -1,0 +1,47 @@
+"""Small rendering helpers shared by the pages (tables with CSV download, charts, links)."""
+
+from __future__ import annotations
+
+import pandas as pd
+import plotly.graph_objects as go
+import streamlit as st
+from streamlit.errors import StreamlitAPIException
+
+from dashboard.charts import PNG_CONFIG
+
+LEARN_PAGE = "dashboard/pages/learn.py"
+
+WORKBENCH_NOTE = (
+    "This is the data team's own workbench: it shows **true values** (true means, counts per "
+    "bus) next to the private ones, which a public release would never show. As in the papers, "
+    "the number of buses L and their record counts {m_ℓ} are treated as **public**; only the "
+    "speeds are protected."
+)
+
+
+def table(
+    df: pd.DataFrame, *, name: str, key: str, height: int | None = None, hide_index: bool = True
+) -> None:
+    """Show a table and a button that downloads it as CSV (``name``.csv)."""
+    st.dataframe(df, hide_index=hide_index, height=height if height is not None else "auto")
+    st.download_button(
+        f"Download {name}.csv",
+        data=df.to_csv(index=False).encode("utf-8"),
+        file_name=f"{name}.csv",
+        mime="text/csv",
+        key=f"download_{key}",
+        icon=":material/download:",
+    )
+
+
+def chart(fig: go.Figure, *, key: str) -> None:
+    """Show a plotly figure with the modebar's PNG export kept."""
+    st.plotly_chart(fig, config=PNG_CONFIG, key=f"chart_{key}", width="stretch")
+
+
+def learn_link(label: str) -> None:
+    """A link to the Learn page (only when the app runs with navigation; plain text otherwise)."""
+    try:
+        st.page_link(LEARN_PAGE, label=label, icon=":material/school:")
+    except (StreamlitAPIException, KeyError):
+        st.caption(f"{label}: see the Learn page.")
