@@ -63,11 +63,16 @@ __all__ = [
     "Release",
     "clipped_mean",
     "default_m_ub",
+    "IntervalDistribution",
+    "akmv_level",
     "exponential_mechanism_probabilities",
+    "get_mechanism",
     "levy_tau",
     "private_interval_distribution",
     "private_quantile_distribution",
+    "quantile_eps_levels",
     "release",
+    "resolve",
     "run_mechanism",
 ]
 
@@ -374,6 +379,8 @@ def private_interval_distribution(
         The mechanism's *total* ε (this step spends ε/2).
     """
     n_bins = _n_bins(upper, tau)
+    # Bins (jτ, (j+1)τ], j < ⌈U/τ⌉: when U/τ is not an integer the last bin (and possibly its
+    # midpoint) reaches past U; b = min(U, μ̂ + 3τ/2) brings the interval back into [0, U].
     mids = (np.arange(n_bins) + 0.5) * tau
     x = np.asarray(means, dtype=np.float64)
     # argmin_j |x - T_j|, ties to the lower midpoint: compare the two neighbours explicitly.
@@ -732,6 +739,9 @@ def run_mechanism(
     rng : numpy.random.Generator
     size : int
         Number of runs (>= 1).
+    _arrays_cache : dict, optional
+        Private: arrays keyed by (strategy, m_UB), shared across calls by
+        :func:`core.evaluation.monte_carlo` so each grouping is built once per table.
 
     Raises
     ------
