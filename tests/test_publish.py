@@ -1,0 +1,191 @@
+"""Published releases (SPEC section 7): OpenDP noise, OS entropy, the persistent ledger."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+from core import publish
+from core.errors import HexplorerError
+from core.hat import HatData
+from core.mechanisms import default_m_ub
+from core.publish import Ledger, fingerprint, opendp_laplace
+
+U = 10.0
+
+
+@pytest.fixture
+def hat() -> HatData:
+    # counts (4, 3, 2, 2, 1), means (10, 5, 5, 2, 0): N = 12, f = (40 + 15 + 10 + 4) / 12.
+    return HatData.from_arrays(
+        [4, 3, 2, 2, 1],
+        [40.0, 15.0, 10.0, 4.0, 0.0],
+        user_ids=["a", "b", "c", "d", "e"],
+        upper=U,
+        hat="cell/slot",
+    )
+
+
+@pytest.fixture
+def ledger_file(tmp_path):
+    return tmp_path / "sub" / "ledger.jsonl"
+
+
+def _lines(path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def test_same_request_returns_the_recorded_release(hat, ledger_file):
+    first = publish.publish("baseline", hat, 1.0, ledger=ledger_file, dataset="demo")
+    second = publish.publish("baseline", hat, 1.0, ledger=ledger_file, dataset="other-name")
+    assert (first.reused, second.reused) == (False, True)
+    assert second.release.estimate == first.release.estimate
+    assert len(_lines(ledger_file)) == 1
+    # Baseline: sensitivity U m*/N = 10 * 4 / 12, scale = that / epsilon.
+    assert first.release.sensitivity == pytest.approx(40.0 / 12.0)
+    assert first.release.noise_scale == pytest.approx(40.0 / 12.0)
+    assert first.ledger == ledger_file
+
+
+def test_explicit_default_m_ub_is_the_same_request(hat, ledger_file):
+    m = default_m_ub("arrayavg-best", hat, 1.0)
+    first = publish.publish("arrayavg-best", hat, 1.0, ledger=ledger_file)
+    second = publish.publish("arrayavg-best", hat, 1.0, m_ub=m, ledger=ledger_file)
+    assert second.reused and second.release.estimate == first.release.estimate
+    assert first.release.m_ub == m
+
+
+def test_different_epsilon_mechanism_or_m_ub_is_a_new_entry_and_spends_budget(hat, ledger_file):
+    publish.publish("baseline", hat, 1.0, ledger=ledger_file)
+    publish.publish("baseline", hat, 0.5, ledger=ledger_file)
+    publish.publish("arrayavg-best", hat, 0.25, m_ub=2, ledger=ledger_file)
+    publish.publish("arrayavg-best", hat, 0.25, m_ub=3, ledger=ledger_file)
+    publish.publish("baseline", hat, 0.5, ledger=ledger_file)  # reused: costs nothing
+    book = Ledger(ledger_file)
+    assert len(book.entries()) == 4
+    (spent,) = book.spent()
+    assert (spent.hat, spent.n_releases) == ("cell/slot", 4)
+    assert spent.epsilon == pytest.approx(2.0)
+    assert book.epsilon_spent(fingerprint(hat)) == pytest.approx(2.0)
+    assert book.epsilon_spent(fingerprint(hat), hat="elsewhere") == 0.0
+
+
+def test_changed_data_is_a_new_fingerprint(hat, ledger_file):
+    other = HatData.from_arrays(
+        [4, 3, 2, 2, 1], [40.0, 15.0, 10.0, 4.0, 1.0], user_ids=list("abcde"), upper=U,
+        hat="cell/slot",
+    )  # fmt: skip
+    assert fingerprint(other) != fingerprint(hat)
+    publish.publish("baseline", hat, 1.0, ledger=ledger_file)
+    again = publish.publish("baseline", other, 1.0, ledger=ledger_file)
+    assert not again.reused
+    assert len(Ledger(ledger_file).spent()) == 2
+
+
+def test_ledger_survives_reload_and_records_no_noiseless_value(hat, ledger_file):
+    first = publish.publish("levy", hat, 1.0, m_ub=2, ledger=ledger_file)
+    reloaded = Ledger(str(ledger_file)).entries()
+    assert reloaded == [first.entry]
+    (line,) = _lines(ledger_file)
+    assert "noiseless" not in line and "true_mean" not in line
+    assert line["epsilon"] == 1.0 and line["m_ub"] == 2 and line["mechanism"] == "levy"
+    assert line["sampler"].startswith("opendp")
+    # Levy's Laplace step spends eps/2 (OpenDP's own privacy map says so).
+    assert line["laplace_epsilon"] == pytest.approx(0.5)
+    assert math.isnan(first.release.noiseless) and math.isnan(first.release.true_mean)
+    again = publish.publish("levy", hat, 1.0, m_ub=2, ledger=ledger_file)
+    assert again.reused and again.release.estimate == first.release.estimate
+    assert again.release.clip_interval == first.release.clip_interval
+
+
+def test_env_var_overrides_the_default_path(hat, tmp_path, monkeypatch):
+    target = tmp_path / "env-ledger.jsonl"
+    monkeypatch.setenv("HEXPLORER_LEDGER", str(target))
+    out = publish.publish("baseline", hat, 2.0)
+    assert out.ledger == target and target.exists()
+    assert publish.ledger_path("/x/y.jsonl").as_posix() == "/x/y.jsonl"
+
+
+def test_default_path_is_in_the_home_directory(monkeypatch, tmp_path):
+    monkeypatch.delenv("HEXPLORER_LEDGER", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    assert publish.ledger_path() == tmp_path / ".hexplorer" / "ledger.jsonl"
+
+
+@pytest.mark.parametrize(
+    ("bad_line", "message"),
+    [
+        ('{"version": 1, "created": "x"', "line 2 is not valid JSON"),
+        ("[1, 2]", "line 2 is not a JSON object"),
+        ('{"version": 1}', "line 2 lacks the field"),
+    ],
+)
+def test_corrupted_ledger_line_is_a_clear_error(hat, ledger_file, bad_line, message):
+    publish.publish("baseline", hat, 1.0, ledger=ledger_file)
+    with ledger_file.open("a") as fh:
+        fh.write(bad_line + "\n")
+    with pytest.raises(HexplorerError, match=message) as info:
+        publish.publish("baseline", hat, 0.5, ledger=ledger_file)
+    assert str(ledger_file) in str(info.value) and "\n" not in str(info.value)
+    with pytest.raises(HexplorerError, match=message):
+        Ledger(ledger_file).spent()
+    assert len(ledger_file.read_text().splitlines()) == 2  # nothing appended after the error
+
+
+def test_wrong_field_type_is_a_clear_error(hat, ledger_file):
+    publish.publish("baseline", hat, 1.0, ledger=ledger_file)
+    (line,) = _lines(ledger_file)
+    line["epsilon"] = "one"
+    ledger_file.write_text(json.dumps(line) + "\n")
+    with pytest.raises(HexplorerError, match="line 1: field 'epsilon' has a wrong type"):
+        Ledger(ledger_file).entries()
+
+
+def test_invalid_requests_raise_before_touching_the_ledger(hat, ledger_file):
+    with pytest.raises(HexplorerError, match="epsilon"):
+        publish.publish("baseline", hat, 0.0, ledger=ledger_file)
+    with pytest.raises(HexplorerError, match="mechanism"):
+        publish.publish("nope", hat, 1.0, ledger=ledger_file)
+    with pytest.raises(HexplorerError, match="m_ub"):
+        publish.publish("levy", hat, 1.0, m_ub=99, ledger=ledger_file)
+    assert not ledger_file.exists()
+
+
+def test_zero_noise_release_of_opt_bounding_with_no_threshold(hat, ledger_file):
+    # ceil(2/0.25) = 8 > L = 5, so T_eps = 0: the release is the constant U/2 with no noise.
+    out = publish.publish("opt-bounding", hat, 0.25, ledger=ledger_file)
+    assert out.release.estimate == U / 2 and out.release.noise_scale == 0.0
+
+
+def test_opendp_laplace_rejects_non_finite_input():
+    with pytest.raises(HexplorerError, match="finite"):
+        opendp_laplace([math.nan], 1.0, 1.0)
+    with pytest.raises(HexplorerError, match="scale"):
+        opendp_laplace([0.0], -1.0, 1.0)
+
+
+def test_opendp_privacy_map_is_sensitivity_over_scale():
+    _, eps = opendp_laplace([0.0], 4.0, 2.0)
+    assert eps == pytest.approx(0.5, rel=1e-9)
+
+
+@pytest.mark.slow
+def test_opendp_noise_has_the_right_scale():
+    """|Lap(b)| is exponential with mean b and sd b: over n draws the mean of |X| is within
+    6 b / sqrt(n) of b except with probability < 1e-8 (normal tail; n = 20000 makes the CLT
+    error negligible), and P(|X| > 2b) = e^-2 likewise within 6 sd. A scale 10% off fails.
+    """
+    b, n = 3.0, 20_000
+    x, _ = opendp_laplace(np.zeros(n), b, 1.0)
+    absx = np.abs(x)
+    assert abs(absx.mean() - b) < 6 * b / math.sqrt(n)
+    p = math.exp(-2.0)
+    assert abs(np.mean(absx > 2 * b) - p) < 6 * math.sqrt(p * (1 - p) / n)
+    assert abs(np.mean(x > 0) - 0.5) < 6 * math.sqrt(0.25 / n)  # centred
+    shifted, _ = opendp_laplace(np.full(n // 4, 7.0), b, 1.0)
+    assert abs(np.mean(shifted) - 7.0) < 6 * math.sqrt(2) * b / math.sqrt(n // 4)
+    # The same tolerance rejects a scale 10% off: the test can fail.
+    assert abs(absx.mean() - 1.1 * b) > 6 * b / math.sqrt(n)
