@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -417,11 +418,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("hexplorer: interrupted", file=sys.stderr)
         return 130
-    if args.json:
-        json.dump(result, sys.stdout, indent=2, allow_nan=False)
-        sys.stdout.write("\n")
-    else:
-        _print_table(result)
+    try:
+        if args.json:
+            json.dump(result, sys.stdout, indent=2, allow_nan=False)
+            sys.stdout.write("\n")
+        else:
+            _print_table(result)
+        sys.stdout.flush()
+    except BrokenPipeError:  # e.g. `hexplorer hats | head`: the reader left, not an error of ours
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     return 0
 
 
