@@ -14,6 +14,7 @@ Both strategies clip every user ℓ to ``Γ_ℓ = min(m_ℓ, m_UB)`` samples and
 from __future__ import annotations
 
 import bisect
+import itertools
 from dataclasses import dataclass
 
 import numpy as np
@@ -150,16 +151,6 @@ def wraparound(hat: HatData, m_ub: int) -> Arrays:
     )
 
 
-def _take_sorted(chunks: list[np.ndarray]) -> np.ndarray:
-    """Merge a level's chunks of array indices into one ascending array."""
-    if len(chunks) == 1:
-        return chunks[0]
-    merged = np.concatenate(chunks)
-    if np.any(merged[1:] < merged[:-1]):
-        merged = np.sort(merged, kind="stable")
-    return merged
-
-
 def bestfit_fill(clipped_counts: np.ndarray, m_ub: int) -> tuple[np.ndarray, np.ndarray]:
     """BestFit placement on counts alone (seed 001, Algorithm 2; SPEC section 2).
 
@@ -226,67 +217,73 @@ def bestfit_fill(clipped_counts: np.ndarray, m_ub: int) -> tuple[np.ndarray, np.
 
     n_users = g.size
     assignment = np.empty(n_users, dtype=np.int64)
-    # Fill level -> list of ascending int64 chunks of array indices (levels 1..cap-1 only:
-    # empty arrays are the unused indices >= n_open, full arrays can never take anyone).
-    buckets: dict[int, list[np.ndarray]] = {}
+    # Fill level -> ascending chunks (``range`` or ``list``) of array indices, merged lazily
+    # when the level is next taken from. Only levels 1..cap-1 are kept: empty arrays are the
+    # unused indices >= n_open, full arrays can never take anyone.
+    buckets: dict[int, list] = {}
     levels: list[int] = []  # sorted non-empty levels
     n_open = 0
+    insort, bisect_right = bisect.insort, bisect.bisect_right
 
-    def put(level: int, idx: np.ndarray) -> None:
-        if level >= cap or idx.size == 0:
-            return
-        if level in buckets:
-            buckets[level].append(idx)
-        else:
-            buckets[level] = [idx]
-            bisect.insort(levels, level)
+    def as_index(chunk) -> np.ndarray:
+        if isinstance(chunk, range):
+            return np.arange(chunk.start, chunk.stop, dtype=np.int64)
+        return np.asarray(chunk, dtype=np.int64)
+
+    def merged(chunks: list):
+        # Small merges in Python, large ones in numpy (timsort/radix on a few sorted runs).
+        if sum(len(c) for c in chunks) <= 64:
+            return sorted(itertools.chain(*chunks))
+        return np.sort(np.concatenate([as_index(c) for c in chunks]), kind="stable")
 
     # Runs of equal Γ.
     starts = np.flatnonzero(np.concatenate(([True], g[1:] != g[:-1])))
     ends = np.append(starts[1:], n_users)
     run_values = g[starts].tolist()
-    for start, end, gv in zip(starts.tolist(), ends.tolist(), run_values, strict=True):
-        pos = start
-        left = end - start
+    for pos, end, gv in zip(starts.tolist(), ends.tolist(), run_values, strict=True):
+        left = end - pos
         room_level = cap - gv  # an array at fill f has room iff f <= cap - gv
         while left > 0:
-            i = bisect.bisect_right(levels, room_level) - 1
+            i = bisect_right(levels, room_level) - 1
             if i < 0:
                 # No opened array has room: open fresh arrays, per_array users each.
+                level = 0
                 per_array = cap // gv
-                n_new = -(-left // per_array)
-                new_idx = np.arange(n_open, n_open + n_new, dtype=np.int64)
-                assignment[pos : pos + left] = np.repeat(new_idx, per_array)[:left]
-                last = left - (n_new - 1) * per_array
-                if last == per_array:
-                    put(per_array * gv, new_idx)
-                else:
-                    put(per_array * gv, new_idx[:-1])
-                    put(last * gv, new_idx[-1:])
-                n_open += n_new
-                pos += left
-                left = 0
-                break
-            level = levels[i]
-            avail = _take_sorted(buckets[level])
-            per_array = (cap - level) // gv
-            need = -(-left // per_array)
-            n_take = min(avail.size, need)
-            taken = avail[:n_take]
-            rest = avail[n_take:]
-            if rest.size:
-                buckets[level] = [rest]
+                n_take = -(-left // per_array)
+                taken = range(n_open, n_open + n_take)
+                n_open += n_take
             else:
-                del buckets[level]
-                del levels[i]
+                level = levels[i]
+                chunks = buckets[level]
+                avail = chunks[0] if len(chunks) == 1 else merged(chunks)
+                per_array = (cap - level) // gv
+                n_take = min(len(avail), -(-left // per_array))
+                taken = avail[:n_take]
+                if n_take < len(avail):
+                    buckets[level] = [avail[n_take:]]
+                else:
+                    del buckets[level]
+                    del levels[i]
             used = min(left, n_take * per_array)
-            assignment[pos : pos + used] = np.repeat(taken, per_array)[:used]
+            if n_take == 1:
+                assignment[pos : pos + used] = taken[0]
+            elif per_array == 1:
+                assignment[pos : pos + used] = as_index(taken)
+            else:
+                assignment[pos : pos + used] = np.repeat(as_index(taken), per_array)[:used]
             last = used - (n_take - 1) * per_array
             if last == per_array:
-                put(level + per_array * gv, taken)
+                moves = ((level + per_array * gv, taken),)
             else:
-                put(level + per_array * gv, taken[:-1])
-                put(level + last * gv, taken[-1:])
+                moves = ((level + per_array * gv, taken[:-1]), (level + last * gv, taken[-1:]))
+            for new_level, chunk in moves:
+                if new_level < cap and len(chunk):
+                    bucket = buckets.get(new_level)
+                    if bucket is None:
+                        buckets[new_level] = [chunk]
+                        insort(levels, new_level)
+                    else:
+                        bucket.append(chunk)
             pos += used
             left -= used
 
