@@ -352,7 +352,7 @@ def _sampler_name() -> str:
         version = metadata.version("opendp")
     except metadata.PackageNotFoundError:  # pragma: no cover - opendp is a dependency
         version = "?"
-    return f"opendp {version} measurements.make_laplace (float, absolute distance)"
+    return f"opendp {version} measurements.make_laplace (float vector, L1 distance)"
 
 
 def publish(

@@ -261,7 +261,7 @@ def compare_samples(
     level = alpha / (4.0 * n_events)
     lo_x, hi_x = clopper_pearson(cx, x.size, level)
     lo_y, hi_y = clopper_pearson(cy, y.size, level)
-    with np.errstate(divide="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore"):
         lb_xy = np.log(lo_x) - np.log(hi_y)  # proves P_D(E) / P_D'(E) >= e^lb
         lb_yx = np.log(lo_y) - np.log(hi_x)
         point = np.abs(np.log(cx / x.size) - np.log(cy / y.size))
