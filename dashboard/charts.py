@@ -21,9 +21,9 @@ MARK_COLORS = {
 M_UB_COLOR = "#d62728"
 EPSILON_COLOR = "#d62728"
 LAYOUT = dict(
-    height=360,
-    margin=dict(l=10, r=10, t=50, b=10),
-    legend=dict(orientation="h", yanchor="bottom", y=1.0, xanchor="left", x=0),
+    height=400,
+    margin=dict(l=10, r=10, t=40, b=10),
+    legend=dict(orientation="h", yanchor="top", y=-0.22, xanchor="left", x=0),
     template="plotly_white",
 )
 PNG_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"format": "png", "scale": 2}}

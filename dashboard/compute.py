@@ -312,8 +312,18 @@ def worst_case_vs_epsilon(spec: DataSpec, label: str, noise_measure: str) -> pd.
 # --- One HAT: simulated releases (stochastic; the seed is part of every key) ----------------
 
 
-def _rng(seed: int, *stream: int) -> np.random.Generator:
-    return np.random.default_rng([int(seed), *stream])
+RNG_STREAMS = {"monte_carlo": 1, "spread": 2, "release": 3}
+
+
+def rng_for(seed: int, purpose: str, mechanism: str | None = None) -> np.random.Generator:
+    """The generator of one stochastic result: seeded by (seed, purpose, mechanism index).
+
+    Separate streams keep, e.g., a mechanism's release independent of which others are chosen.
+    """
+    stream = [int(seed), RNG_STREAMS[purpose]]
+    if mechanism is not None:
+        stream.append(list(MECHANISMS).index(mechanism))
+    return np.random.default_rng(stream)
 
 
 @_cache(max_entries=256)
@@ -332,10 +342,8 @@ def mc_curve(
     reuses the others' cached curves.
     """
     h = hat(spec, label)
-    index = list(MECHANISMS).index(mechanism)
-    return monte_carlo(
-        h, list(epsilons), [mechanism], n_runs=n_runs, rng=_rng(seed, 1, index), m_ub=m_ub
-    )
+    rng = rng_for(seed, "monte_carlo", mechanism)
+    return monte_carlo(h, list(epsilons), [mechanism], n_runs=n_runs, rng=rng, m_ub=m_ub)
 
 
 @_cache(max_entries=512)
@@ -355,14 +363,13 @@ def releases(
     """
     h = hat(spec, label)
     spread = monte_carlo(
-        h, [epsilon], list(mechanisms), n_runs=n_runs, rng=_rng(seed, 2), m_ub=m_ub
+        h, [epsilon], list(mechanisms), n_runs=n_runs, rng=rng_for(seed, "spread"), m_ub=m_ub
     )
     rows = []
     for name in mechanisms:
-        index = list(MECHANISMS).index(name)
         row: dict = {"mechanism": name}
         try:
-            r = release(name, h, epsilon, m_ub=m_ub, rng=_rng(seed, 3, index))
+            r = release(name, h, epsilon, m_ub=m_ub, rng=rng_for(seed, "release", name))
         except NotApplicableError as exc:
             row.update(estimate=np.nan, note=f"not applicable: {exc}")
         else:

@@ -62,10 +62,11 @@ def _fmt(value: float) -> str:
 def color_bins(
     values: np.ndarray, n_bins: int = len(PALETTE)
 ) -> tuple[np.ndarray, tuple[LegendEntry, ...]]:
-    """Assign each value one of ``n_bins`` equal-width colour bins between its min and max.
+    """Assign each value one of up to ``n_bins`` colour bins with (about) equally many values.
 
-    Returns the bin index of each value (-1 for NaN) and the legend, one entry per bin
-    (a single entry when all values are equal).
+    Bin edges are the values' quantiles (record counts are heavy-tailed, so equal-width bins
+    would paint all but the busiest hexagon alike); repeated edges merge bins. Returns the bin
+    index of each value (-1 for NaN) and the legend, one entry per bin, low to high.
 
     >>> idx, legend = color_bins(np.array([0.0, 5.0, 10.0]), n_bins=2)
     >>> idx.tolist(), [e.label for e in legend]
@@ -79,11 +80,12 @@ def color_bins(
     if not finite.any():
         return idx, ()
     lo, hi = float(values[finite].min()), float(values[finite].max())
-    colors = [PALETTE[round(i * (len(PALETTE) - 1) / max(n_bins - 1, 1))] for i in range(n_bins)]
     if hi == lo:
-        idx[finite] = n_bins - 1
-        return idx, (LegendEntry(label=_fmt(lo), color=colors[-1], low=lo, high=hi),)
-    edges = np.linspace(lo, hi, n_bins + 1)
+        idx[finite] = 0
+        return idx, (LegendEntry(label=_fmt(lo), color=PALETTE[-1], low=lo, high=hi),)
+    edges = np.unique(np.quantile(values[finite], np.linspace(0.0, 1.0, n_bins + 1)))
+    n_bins = edges.size - 1
+    colors = [PALETTE[round(i * (len(PALETTE) - 1) / max(n_bins - 1, 1))] for i in range(n_bins)]
     idx[finite] = np.clip(np.searchsorted(edges, values[finite], side="right") - 1, 0, n_bins - 1)
     legend = tuple(
         LegendEntry(

@@ -194,10 +194,8 @@ def require_data() -> DataSpec:
     choice = data_sidebar()
     if choice.error is not None:
         if choice.spec is not None:
-            st.error(
-                f"{choice.error} Still using **{choice.spec.source.name}**.",
-                icon=":material/error:",
-            )
+            msg = f"{choice.error.rstrip('.')} — still using **{choice.spec.source.name}**."
+            st.error(msg, icon=":material/error:")
         else:
             st.error(choice.error, icon=":material/error:")
     if choice.spec is None:

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import streamlit as st
 
+from dashboard import state
+
+state.init()  # keep the other pages' settings while this page is shown
 st.title("Learn")
 st.markdown(
     "Short explanations of what the other pages show. Formulas follow `SPEC.md` and the papers; "

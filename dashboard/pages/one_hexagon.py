@@ -115,7 +115,7 @@ with right:
         )
     else:
         st.markdown(f"m_UB = {h.m_min} (every bus has the same count).")
-    buttons = st.columns(4)
+    buttons = [*st.columns(2), *st.columns(2)]
     for col, (label, value) in zip(buttons, mk.as_labels().items(), strict=True):
         col.button(
             f"{label} = {value}",

@@ -1,0 +1,429 @@
+"""AppTest for every page and control, with numbers compared against core (the oracle).
+
+The oracle prepares the demo city with core directly (not through the dashboard's cache) and
+recomputes what each page shows for the same inputs.
+"""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from core import worstcase
+from core.data import PrepConfig, hat_data, hat_table, load_demo, prepare
+from core.evaluation import monte_carlo
+from core.mechanisms import release
+from dashboard import compute, state
+
+ROOT = Path(__file__).resolve().parents[2]
+APP = str(ROOT / "app.py")
+PAGES = {
+    "data": "dashboard/pages/data.py",
+    "map": "dashboard/pages/hexagon_map.py",
+    "one": "dashboard/pages/one_hexagon.py",
+    "learn": "dashboard/pages/learn.py",
+}
+TIMEOUT = 120
+
+
+@pytest.fixture(scope="module")
+def oracle():
+    """The demo city prepared by core with the default settings."""
+    summaries = prepare(load_demo()).summaries
+    return {"summaries": summaries, "hats": hat_table(summaries)}
+
+
+def _app(page: str | None = None) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.run()
+    if page is not None:
+        at.switch_page(PAGES[page]).run()
+    _ok(at)
+    return at
+
+
+def _ok(at: AppTest) -> None:
+    assert not at.exception, [e.value for e in at.exception]
+
+
+def _metrics(at: AppTest) -> dict[str, str]:
+    return {m.label: m.value for m in at.metric}
+
+
+def _frame(at: AppTest, first_column: str, second: str | None = None) -> pd.DataFrame:
+    for df in at.dataframe:
+        cols = list(df.value.columns)
+        if cols and cols[0] == first_column and (second is None or second in cols):
+            return df.value
+    raise AssertionError(f"no table starting with {first_column!r}")
+
+
+def _hat(at: AppTest, oracle):
+    return hat_data(oracle["summaries"], at.session_state[state.HAT], upper=65.0)
+
+
+# --- default load ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("page", list(PAGES))
+def test_every_page_loads_without_exception_or_error(page):
+    at = _app(page)
+    assert not at.error, [e.value for e in at.error]
+    assert (
+        at.title[0].value
+        == {"data": "Data", "map": "Map", "one": "One hexagon", "learn": "Learn"}[page]
+    )
+
+
+@pytest.mark.parametrize("page", list(PAGES))
+def test_every_page_runs_on_its_own(page):
+    at = AppTest.from_file(str(ROOT / PAGES[page]), default_timeout=TIMEOUT)
+    at.run()
+    _ok(at)
+
+
+def test_app_opens_on_the_map_with_the_busiest_hat(oracle):
+    at = _app()
+    assert at.title[0].value == "Map"
+    assert at.session_state[state.HAT] == oracle["hats"]["hat"].iloc[0]
+    decks = at.get("deck_gl_json_chart")
+    assert len(decks) == 1
+    assert '"mapStyle": "__MAP_STYLE__"' in decks[0].proto.json
+
+
+def test_workbench_and_public_counts_are_stated():
+    at = _app("data")
+    text = " ".join(i.value for i in at.info)
+    assert "true values" in text and "public" in text and "{m_ℓ}" in text
+
+
+# --- Data page -------------------------------------------------------------------------------
+
+
+def test_data_report_matches_core(oracle):
+    at = _app("data")
+    rep = prepare(load_demo()).report
+    got = _metrics(at)
+    assert got["Rows read"] == f"{rep.rows_read:,}"
+    assert got["Rejected"] == f"{rep.n_rejected:,}"
+    assert got["Clamped into [0, U]"] == f"{rep.clamped:,}"
+    assert got["HATs"] == f"{rep.hats:,}"
+    pd.testing.assert_frame_equal(
+        _frame(at, "hat", "records").reset_index(drop=True), oracle["hats"]
+    )
+    assert any(b.label == "Download hats.csv" for b in at.get("download_button"))
+
+
+def _csv(rows: list[str]) -> bytes:
+    return ("user_id,lat,lon,timestamp,speed\n" + "\n".join(rows) + "\n").encode()
+
+
+GOOD = _csv(
+    [
+        "a,21.2,72.8,2024-03-05 08:10,30",
+        "a,21.2,72.8,2024-03-05 08:11,40",
+        "b,21.2,72.8,2024-03-05 08:20,20",
+        "b,95.0,72.8,2024-03-05 08:21,20",
+        "c,21.2,72.8,not a time,20",
+        "c,21.2,72.8,2024-03-05 08:40,80",
+    ]
+)
+
+
+def test_upload_then_malformed_file_keeps_previous_data():
+    at = _app("data")
+    at.sidebar.radio(key=state.SOURCE).set_value("upload").run()
+    at.sidebar.file_uploader(key=state.UPLOAD).set_value(("good.csv", GOOD, "text/csv")).run()
+    _ok(at)
+    assert not at.error
+    rep = prepare(pd.read_csv(io.BytesIO(GOOD))).report
+    assert _metrics(at)["Rows read"] == f"{rep.rows_read:,}" == "6"
+    assert _metrics(at)["Rejected"] == "2"
+    reasons = _frame(at, "reason", "rows")
+    assert reasons["rows"].sum() == 2
+    assert not _frame(at, "row", "reason").empty  # examples of rejected rows
+
+    at.sidebar.file_uploader(key=state.UPLOAD).set_value(
+        ("bad.csv", b'\x00\x01 junk\n"unterminated', "text/csv")
+    ).run()
+    _ok(at)
+    assert (
+        len(at.error) == 1
+        and "bad.csv" in at.error[0].value
+        and "still using **good.csv**" in at.error[0].value
+    )
+    assert _metrics(at)["Rows read"] == "6"  # previous data still in use
+
+    missing = b"user,lat,lon,timestamp,speed\nu1,21.2,72.8,2024-03-05 08:10,30\n"
+    at.sidebar.file_uploader(key=state.UPLOAD).set_value(("nouser.csv", missing, "text/csv")).run()
+    _ok(at)
+    # "user" is detected as the user column; a text speed is the next error to try
+    text_speed = _csv(["a,21.2,72.8,2024-03-05 08:10,fast"])
+    at.sidebar.file_uploader(key=state.UPLOAD).set_value(("text.csv", text_speed, "text/csv")).run()
+    _ok(at)
+    assert at.error and "text.csv" in at.error[0].value
+    assert _metrics(at)["Rows read"] != "0"
+
+
+def test_undetected_column_asks_for_a_choice_and_keeps_data():
+    at = _app("data")
+    rows_before = _metrics(at)["Rows read"]
+    at.sidebar.radio(key=state.SOURCE).set_value("upload").run()
+    odd = b"who,lat,lon,timestamp,speed\nu1,21.2,72.8,2024-03-05 08:10,30\n"
+    at.sidebar.file_uploader(key=state.UPLOAD).set_value(("odd.csv", odd, "text/csv")).run()
+    _ok(at)
+    assert at.error and "user (bus) id column" in at.error[0].value
+    assert _metrics(at)["Rows read"] == rows_before
+    digest = compute.Source.upload("odd.csv", odd).digest
+    at.sidebar.selectbox(key=state.column_key("user", digest)).set_value("who").run()
+    _ok(at)
+    assert not at.error and _metrics(at)["Rows read"] == "1"
+
+
+def test_missing_server_file_is_a_clear_error():
+    at = _app("data")
+    at.sidebar.radio(key=state.SOURCE).set_value("path").run()
+    at.sidebar.text_input(key=state.PATH).input("/nonexistent/records.parquet").run()
+    _ok(at)
+    assert (
+        "File not found" in at.error[0].value and "still using **demo city**" in at.error[0].value
+    )
+
+
+def test_server_file_path_is_prepared(tmp_path):
+    path = tmp_path / "records.csv"
+    path.write_bytes(GOOD)
+    at = _app("data")
+    at.sidebar.radio(key=state.SOURCE).set_value("path").run()
+    at.sidebar.text_input(key=state.PATH).input(str(path)).run()
+    _ok(at)
+    assert not at.error and _metrics(at)["Rows read"] == "6"
+
+
+def test_settings_change_the_prepared_data(oracle):
+    at = _app("one")
+    at.sidebar.number_input(key=state.UPPER).set_value(80.0).run()
+    _ok(at)
+    summaries = prepare(load_demo(), config=PrepConfig(upper=80.0)).summaries
+    h = hat_data(summaries, at.session_state[state.HAT], upper=80.0)
+    assert _metrics(at)["True mean (km/h)"] == f"{h.true_mean:.3f}"
+    eps, m_ub = at.session_state[state.EPSILON], at.session_state[state.M_UB]
+    parts = worstcase.worst_case_error(h.counts, 80.0, m_ub, eps)
+    assert _metrics(at)["E = E1 + E2"] == f"{float(parts.total):.4f}"
+
+
+# --- Map page --------------------------------------------------------------------------------
+
+
+def test_map_select_box_sets_the_hat_for_other_pages(oracle):
+    at = _app("map")
+    slot = at.session_state[state.MAP_SLOT]
+    in_slot = oracle["hats"][oracle["hats"]["slot"] == slot]
+    assert at.selectbox(key=state.MAP_CELL).options == [
+        f"{c} — {r:,} records, {u:,} buses"
+        for c, r, u in zip(in_slot["cell"], in_slot["records"], in_slot["users"], strict=True)
+    ]
+    second = in_slot.iloc[1]
+    at.selectbox(key=state.MAP_CELL).set_value(second["cell"]).run()
+    _ok(at)
+    assert at.session_state[state.HAT] == second["hat"]
+    at.switch_page(PAGES["one"]).run()
+    _ok(at)
+    h = hat_data(oracle["summaries"], second["hat"])
+    assert (
+        _metrics(at)["Buses L"] == f"{h.n_users:,}"
+        and _metrics(at)["Records N"] == f"{h.n_records:,}"
+    )
+
+
+def test_map_colour_choice_and_slot_change(oracle):
+    import json
+
+    at = _app("map")
+    at.radio(key=state.MAP_METRIC).set_value("true_mean").run()
+    _ok(at)
+    layer = json.loads(at.get("deck_gl_json_chart")[0].proto.json)["layers"][0]
+    slot = at.session_state[state.MAP_SLOT]
+    for row in layer["data"][:5]:
+        expected = hat_data(oracle["summaries"], row["hat"]).true_mean
+        assert row["true_mean"] == pytest.approx(expected, rel=1e-12)
+    other = [s for s in at.selectbox(key=state.MAP_SLOT).options if s != slot][0]
+    at.selectbox(key=state.MAP_SLOT).set_value(other).run()
+    _ok(at)
+    busiest = oracle["hats"][oracle["hats"]["slot"] == other].iloc[0]
+    assert at.session_state[state.HAT] == busiest["hat"]
+
+
+# --- One hexagon: oracle comparisons ---------------------------------------------------------
+
+
+def _check_worst_case(at: AppTest, h, eps: float, m_ub: int, noise_measure: str = "mean") -> None:
+    got = _metrics(at)
+    parts = worstcase.worst_case_error(h.counts, h.upper, m_ub, eps, noise_measure=noise_measure)
+    m_eps = worstcase.m_opt(h.counts, h.upper, eps, noise_measure=noise_measure)
+    opt = worstcase.worst_case_error(h.counts, h.upper, m_eps, eps, noise_measure=noise_measure)
+    assert got["E1 clipping (full arrays)"] == f"{float(parts.clipping):.4f}"
+    assert got["E2 noise"] == f"{float(parts.noise):.4f}"
+    assert got["E = E1 + E2"] == f"{float(parts.total):.4f}"
+    assert got["exact BestFit bias"] == f"{worstcase.bestfit_bias(h.counts, h.upper, m_ub):.4f}"
+    assert got["m^(ε) (minimiser)"] == str(m_eps)
+    assert got["E(m^(ε))"] == f"{float(opt.total):.4f}"
+
+
+def _check_releases(at: AppTest, h, eps: float, m_ub: int | None, seed: int = 0) -> None:
+    rel = _frame(at, "mechanism", "estimate")
+    for row in rel.itertuples(index=False):
+        r = release(
+            row.mechanism, h, eps, m_ub=m_ub, rng=compute.rng_for(seed, "release", row.mechanism)
+        )
+        assert row.estimate == r.estimate
+        assert row.sensitivity == r.sensitivity
+    spread = monte_carlo(
+        h,
+        [eps],
+        list(rel["mechanism"]),
+        n_runs=state.MC_RUNS_DEFAULT,
+        rng=compute.rng_for(seed, "spread"),
+        m_ub=m_ub,
+    )
+    np.testing.assert_array_equal(rel["q05"].to_numpy(), spread["q05"].to_numpy())
+    np.testing.assert_array_equal(rel["q95"].to_numpy(), spread["q95"].to_numpy())
+
+
+def test_one_hexagon_defaults_match_core(oracle):
+    at = _app("one")
+    h = _hat(at, oracle)
+    got = _metrics(at)
+    assert got["Buses L"] == f"{h.n_users:,}" and got["m* (most records)"] == f"{h.m_max:,}"
+    assert got["True mean (km/h)"] == f"{h.true_mean:.3f}"
+    assert at.session_state[state.EPSILON] == 1.0
+    assert at.slider(key=state.M_UB).value == worstcase.median_count(h.counts)
+    assert (at.slider(key=state.M_UB).min, at.slider(key=state.M_UB).max) == (h.m_min, h.m_max)
+    _check_worst_case(at, h, 1.0, worstcase.median_count(h.counts))
+    _check_releases(at, h, 1.0, None)
+    labels = [b.label for b in at.button if b.key and b.key.startswith("set_m_ub_")]
+    assert labels == [
+        f"median = {worstcase.median_count(h.counts)}",
+        f"m^(L) = {worstcase.m_levy(h.counts)}",
+        f"m^(ε) = {worstcase.m_opt(h.counts, h.upper, 1.0)}",
+        f"m^(O,2) = {worstcase.m_convex(h.counts)}",
+    ]
+
+
+def test_moving_epsilon_and_m_ub_changes_numbers_to_core(oracle):
+    at = _app("one")
+    h = _hat(at, oracle)
+    before = _metrics(at)
+    at.select_slider(key=state.EPSILON).set_value(0.3).run()
+    _ok(at)
+    m_ub = at.session_state[state.M_UB]
+    _check_worst_case(at, h, 0.3, m_ub)
+    _check_releases(at, h, 0.3, None)
+    assert _metrics(at)["E2 noise"] != before["E2 noise"]
+
+    new_m = (h.m_min + h.m_max) // 3
+    at.slider(key=state.M_UB).set_value(new_m).run()
+    _ok(at)
+    _check_worst_case(at, h, 0.3, new_m)
+    assert _metrics(at)["E1 clipping (full arrays)"] != before["E1 clipping (full arrays)"]
+
+    at.toggle(key=state.OVERRIDE_M_UB).set_value(True).run()
+    _ok(at)
+    _check_releases(at, h, 0.3, new_m)
+    rel = _frame(at, "mechanism", "estimate")
+    assert rel.loc[rel["mechanism"] == "arrayavg-best", "m_ub"].iloc[0] == new_m
+
+
+def test_mark_buttons_set_m_ub(oracle):
+    at = _app("one")
+    h = _hat(at, oracle)
+    at.button(key="set_m_ub_m^(L)").click().run()
+    _ok(at)
+    assert at.slider(key=state.M_UB).value == worstcase.m_levy(h.counts)
+    _check_worst_case(at, h, 1.0, worstcase.m_levy(h.counts))
+
+
+def test_noise_measure_std(oracle):
+    at = _app("one")
+    h = _hat(at, oracle)
+    at.radio(key=state.NOISE_MEASURE).set_value("std").run()
+    _ok(at)
+    _check_worst_case(at, h, 1.0, at.session_state[state.M_UB], noise_measure="std")
+    steps = _frame(at, "epsilon_from", "m")
+    expected = worstcase.staircase(h.counts, h.upper, noise_measure="std")
+    assert steps["m"].tolist() == [s.m for s in expected]
+    assert steps["epsilon_from"].tolist() == [s.epsilon_from for s in expected]
+
+
+def test_monte_carlo_and_mechanism_choice_match_core(oracle):
+    at = _app("one")
+    h = _hat(at, oracle)
+    at.multiselect(key=state.MECHANISMS).set_value(["baseline", "levy"]).run()
+    _ok(at)
+    mc = _frame(at, "mechanism", "n_runs")
+    assert mc["mechanism"].unique().tolist() == ["baseline", "levy"]
+    for name in ("baseline", "levy"):
+        expected = monte_carlo(
+            h,
+            list(state.MC_EPSILONS),
+            [name],
+            n_runs=state.MC_RUNS_DEFAULT,
+            rng=compute.rng_for(0, "monte_carlo", name),
+        )
+        np.testing.assert_array_equal(
+            mc.loc[mc["mechanism"] == name, "mae"].to_numpy(), expected["mae"].to_numpy()
+        )
+    assert len(at.get("plotly_chart")) == 6
+    at.number_input(key=state.SEED).set_value(7).run()
+    _ok(at)
+    _check_releases(at, h, 1.0, None, seed=7)
+
+
+def test_worst_case_tables_match_core(oracle):
+    at = _app("one")
+    h = _hat(at, oracle)
+    vs = _frame(at, "epsilon", "opt_bounding")
+    for row in vs.iloc[::15].itertuples(index=False):
+        assert row.baseline == worstcase.baseline_error(h.counts, h.upper, row.epsilon)
+        assert row.opt_bounding == worstcase.opt_bounding_error(h.counts, h.upper, row.epsilon)
+    curve = _frame(at, "m", "total")
+    parts = worstcase.worst_case_error(h.counts, h.upper, curve["m"].to_numpy(), 1.0)
+    np.testing.assert_array_equal(curve["total"].to_numpy(), np.asarray(parts.total))
+
+
+# --- State across pages and reruns -----------------------------------------------------------
+
+
+def test_reruns_and_page_switches_keep_state():
+    at = _app("one")
+    at.select_slider(key=state.EPSILON).set_value(0.5).run()
+    at.slider(key=state.M_UB).set_value(at.slider(key=state.M_UB).min + 1).run()
+    at.radio(key=state.NOISE_MEASURE).set_value("std").run()
+    kept = (
+        at.session_state[state.EPSILON],
+        at.session_state[state.M_UB],
+        at.session_state[state.NOISE_MEASURE],
+    )
+    hat = at.session_state[state.HAT]
+    at.run()
+    at.switch_page(PAGES["map"]).run()
+    at.switch_page(PAGES["learn"]).run()
+    at.switch_page(PAGES["one"]).run()
+    _ok(at)
+    assert at.select_slider(key=state.EPSILON).value == kept[0]
+    assert at.slider(key=state.M_UB).value == kept[1]
+    assert at.radio(key=state.NOISE_MEASURE).value == kept[2]
+    assert at.session_state[state.HAT] == hat
+
+
+def test_upload_limit_is_stated_and_configured():
+    config = (ROOT / ".streamlit" / "config.toml").read_text()
+    assert f"maxUploadSize = {state.MAX_UPLOAD_MB}" in config
+    at = _app("data")
+    at.sidebar.radio(key=state.SOURCE).set_value("upload").run()
+    assert f"up to {state.MAX_UPLOAD_MB} MB" in at.sidebar.file_uploader(key=state.UPLOAD).label
