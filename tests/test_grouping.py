@@ -7,6 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from core import grouping
 from core.errors import HexplorerError, NotApplicableError
 from core.grouping import (
     Arrays,
@@ -202,6 +203,14 @@ def test_bestfit_fill_matches_naive_and_invariants(args):
     naive_a, naive_f = naive_bestfit(gamma, cap)
     assert assignment.tolist() == naive_a
     assert fills.tolist() == naive_f
+    # the same through numpy merges of the fill levels' index chunks
+    saved = grouping._NUMPY_MERGE_MIN
+    grouping._NUMPY_MERGE_MIN = 0
+    try:
+        a2, f2 = bestfit_fill(g, cap)
+    finally:
+        grouping._NUMPY_MERGE_MIN = saved
+    assert a2.tolist() == naive_a and f2.tolist() == naive_f
     # each user in exactly one array, arrays 0..K̄-1 all used, never overfilled
     assert assignment.shape == g.shape
     assert set(assignment.tolist()) == set(range(fills.size))
@@ -232,11 +241,20 @@ def test_bestfit_matches_naive_means(args):
     assert a.means.min() >= 0.0 and a.means.max() <= 65.0 + 1e-9
 
 
-def test_bestfit_fill_large_runs_match_naive():
-    # Long runs of equal Γ exercise the bulk steps (many arrays moved per level at once).
+@pytest.mark.parametrize("numpy_merge_min", [65, 0])
+def test_bestfit_fill_large_runs_match_naive(monkeypatch, numpy_merge_min):
+    # Long runs of equal Γ exercise the bulk steps (many arrays moved per level at once);
+    # numpy_merge_min = 0 sends every merge of a level's index chunks through numpy.
+    monkeypatch.setattr("core.grouping._NUMPY_MERGE_MIN", numpy_merge_min)
     rng = np.random.default_rng(7)
     for cap in (5, 9, 16):
         g = np.sort(rng.integers(1, cap + 1, 400))[::-1]
         a, w = bestfit_fill(g, cap)
         na, nw = naive_bestfit(g.tolist(), cap)
         assert a.tolist() == na and w.tolist() == nw
+    for _ in range(3):
+        g = np.minimum(np.ceil(rng.lognormal(1.5, 1.0, 300)), 12).astype(np.int64)
+        for gamma in (np.sort(g)[::-1], g):
+            a, w = bestfit_fill(gamma, 12)
+            na, nw = naive_bestfit(gamma.tolist(), 12)
+            assert a.tolist() == na and w.tolist() == nw
