@@ -172,7 +172,9 @@ def bestfit_fill(clipped_counts: np.ndarray, m_ub: int) -> tuple[np.ndarray, np.
     vectorised step per (run, level), and opens fresh arrays (the lowest unused indices) in one
     step when no opened array has room. Every step either ends a run or empties a level for it,
     so the Python overhead is per (distinct Γ, fill level) pair, not per user; index moves are
-    slices and sorted-run merges, O(L log L) overall. Sorted input with a few thousand distinct
+    slices and sorted-run merges (each array moves at most once per user it receives). The one
+    cost outside O(L log L) is re-merging a level that a run leaves partly used (at most once
+    per run, in C). Sorted input with a few thousand distinct
     counts (10⁶ users) takes a few hundredths of a second; unsorted input or hundreds of
     thousands of distinct counts fall back towards one step per user (still correct).
 
