@@ -326,19 +326,28 @@ def _prepare_polars(frame: pl.DataFrame, columns: ColumnMap, config: PrepConfig)
                 f"Every one of the {rows_read:,} rows was rejected; most common reason: {top} "
                 f"({top_count:,} rows), e.g. row {examples[0]['row']}: {example}."
             )
-        work = work.filter(pl.col("_reason") == 0)
-    work = work.drop("_reason")
 
+    values_all = work.get_column("value").to_numpy()
+    keep = ~bad
     zeros_dropped = 0
     if not config.keep_zeros:
-        n_before = work.height
-        work = work.filter(pl.col("value") != 0)
-        zeros_dropped = n_before - work.height
-        if work.height == 0:
+        zero = keep & (values_all == 0)
+        zeros_dropped = int(np.count_nonzero(zero))
+        keep &= ~zero
+        if not keep.any():
             raise HexplorerError(
-                f"All {n_before:,} valid rows have {vcol} = 0 and zeros are dropped; keep them "
-                f"with keep_zeros (--keep-zeros)."
+                f"All {rows_read - int(bad.sum()):,} valid rows have {vcol} = 0 and zeros are "
+                f"dropped; keep them with keep_zeros (--keep-zeros)."
             )
+    # one filter for rejected rows and zeros, slot keys computed on the way
+    t = pl.col("t_us")
+    if config.hour_of_day:
+        slot_key = ((t // _US_PER_H) % 24 + 24) % 24
+    else:
+        slot_key = t // (config.slot_seconds * _US_PER_S)
+    work = work.filter(pl.Series(keep)).select(
+        "user", "lat", "lon", slot_key.alias("slot"), "value"
+    )
 
     upper = config.upper
     value = work.get_column("value").to_numpy()
@@ -347,18 +356,13 @@ def _prepare_polars(frame: pl.DataFrame, columns: ColumnMap, config: PrepConfig)
     if clamped_low or clamped_high:
         value = np.clip(value, 0.0, upper)
 
-    cells = _cells(
-        work.get_column("lat").to_numpy(), work.get_column("lon").to_numpy(), config.resolution
-    )
-    t = work.get_column("t_us")
-    if config.hour_of_day:
-        slot_key = ((t // _US_PER_H) % 24 + 24) % 24
-    else:
-        slot_key = t // (config.slot_seconds * _US_PER_S)
+    lat_np = work.get_column("lat").to_numpy()
+    lon_np = work.get_column("lon").to_numpy()
+    cells = _cells(lat_np, lon_np, config.resolution)
     records = pl.DataFrame(
         {
             "cell": cells,
-            "slot": slot_key,
+            "slot": work.get_column("slot"),
             "user": work.get_column("user"),
             "value": value,
         }
@@ -374,8 +378,8 @@ def _prepare_polars(frame: pl.DataFrame, columns: ColumnMap, config: PrepConfig)
         clamped_low=clamped_low,
         clamped_high=clamped_high,
         records=int(records.height),
-        users=int(records.get_column("user").n_unique()),
-        hats=int(agg.height and agg.select(pl.struct("cell", "slot").n_unique()).item()),
+        users=int(agg.get_column("user").n_unique()),
+        hats=int(agg.select(pl.struct("cell", "slot").n_unique()).item()),
         cells=int(agg.get_column("cell").n_unique()),
         slots=int(agg.get_column("slot").n_unique()),
         upper=upper,
@@ -435,30 +439,35 @@ def aggregate(records: pl.DataFrame) -> pl.DataFrame:
 
 
 def _label(agg: pl.DataFrame, config: PrepConfig) -> pd.DataFrame:
-    """Integer keys -> H3 strings, slot labels, "CELL/SLOT"; sorted by hat then user_id."""
-    cell_ids = agg.get_column("cell").unique().sort()
+    """Integer keys -> H3 strings, slot labels, "CELL/SLOT"; sorted by hat then user_id.
+
+    Sorting happens on the integer keys: H3 strings of one resolution all have 15 lowercase hex
+    digits, so their text order is the numeric order of the ids, and slot labels are fixed-width
+    (chronological) or "hNN"; the order is therefore the text order of "CELL/SLOT", then user_id.
+    """
+    agg = agg.sort(["cell", "slot", "user"])
+    cell_col = agg.get_column("cell")
+    slot_col = agg.get_column("slot")
+    cell_ids = cell_col.unique().sort()
     cell_names = pl.Series(h3ronpy.cells_to_string(cell_ids.to_arrow())).cast(pl.String)
-    slot_keys = agg.get_column("slot").unique().sort()
+    slot_keys = slot_col.unique().sort()
     if config.hour_of_day:
         slot_names = pl.Series([f"h{int(k):02d}" for k in slot_keys.to_list()], dtype=pl.String)
     else:
         seconds = config.slot_seconds
         fmt = "%Y-%m-%dT%H:%M" if seconds % 60 == 0 else "%Y-%m-%dT%H:%M:%S"
         slot_names = (slot_keys * (seconds * _US_PER_S)).cast(pl.Datetime("us")).dt.strftime(fmt)
-    cell_map = pl.DataFrame({"cell": cell_ids, "cell_name": cell_names})
-    slot_map = pl.DataFrame({"slot": slot_keys, "slot_name": slot_names})
-    out = (
-        agg.join(cell_map, on="cell", how="left")
-        .join(slot_map, on="slot", how="left")
-        .select(
-            (pl.col("cell_name") + "/" + pl.col("slot_name")).alias("hat"),
-            pl.col("cell_name").alias("cell"),
-            pl.col("slot_name").alias("slot"),
-            pl.col("user").alias("user_id"),
-            pl.col("m").cast(pl.Int64),
-            pl.col("s").cast(pl.Float64),
-            pl.col("q").cast(pl.Float64),
-        )
-        .sort(["hat", "user_id"])
+    cell = cell_names.gather(np.searchsorted(cell_ids.to_numpy(), cell_col.to_numpy()))
+    slot = slot_names.gather(np.searchsorted(slot_keys.to_numpy(), slot_col.to_numpy()))
+    out = pl.DataFrame(
+        {
+            "hat": cell + "/" + slot,
+            "cell": cell,
+            "slot": slot,
+            "user_id": agg.get_column("user"),
+            "m": agg.get_column("m").cast(pl.Int64),
+            "s": agg.get_column("s").cast(pl.Float64),
+            "q": agg.get_column("q").cast(pl.Float64),
+        }
     )
     return out.to_pandas()

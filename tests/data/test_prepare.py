@@ -246,3 +246,28 @@ def test_aggregate_engine_contract():
     )
     out = aggregate(records).sort("cell")
     assert out.select("m", "s", "q").rows() == [(2, 3.0, 5.0), (1, 3.0, 9.0)]
+
+
+def test_summaries_sorted_by_hat_then_user():
+    rng = np.random.default_rng(3)
+    n = 3000
+    raw = pd.DataFrame(
+        {
+            "user_id": rng.choice(["b", "a10", "a9", "Z", "é", "a"], n),
+            "lat": 21.19 + rng.uniform(-0.2, 0.2, n),
+            "lon": 72.83 + rng.uniform(-0.2, 0.2, n),
+            "timestamp": pd.Timestamp("2024-03-05")
+            + pd.to_timedelta(rng.integers(0, 86400 * 2, n), "s"),
+            "speed": rng.uniform(0.5, 60, n),
+        }
+    )
+    for config in (
+        PrepConfig(),
+        PrepConfig(slot="hour-of-day", resolution=5),
+        PrepConfig(slot="90s"),
+    ):
+        s = prepare(raw, config=config).summaries
+        expected = s.sort_values(["hat", "user_id"], kind="stable").reset_index(drop=True)
+        pd.testing.assert_frame_equal(s, expected)
+        assert s["m"].sum() == n
+        assert s["s"].sum() == pytest.approx(raw["speed"].sum())

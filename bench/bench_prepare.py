@@ -1,0 +1,104 @@
+"""Benchmark: prepare and aggregate 10 million records (H3 included) from Parquet and from CSV.
+
+Targets (issue 2, 2-core machine): <= 8 s from Parquet, <= 20 s from CSV. Run by hand:
+
+    /work/venv/bin/python bench/bench_prepare.py [--rows 10000000] [--repeat 1]
+
+The synthetic file is generated once into a temporary directory (not committed): buses-like
+vehicles moving in a 30 km box around Surat over three days, 2,000 users (tens of records per
+HAT and user, as in real GPS data), 5% zero speeds and some above U, timestamps as datetimes
+(Parquet) or ISO text (CSV).
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+
+from core.data import PrepConfig, prepare_file
+
+
+def make_records(n: int, seed: int = 0, n_users: int = 2_000) -> pl.DataFrame:
+    """``n`` records of ``n_users`` vehicles wandering a 30 km box around Surat over 3 days.
+
+    Each vehicle reports every 10-30 s and moves continuously (a random walk of its heading,
+    reflected at the box edges), so a (HAT, user) group holds tens of records, as in real GPS
+    data; 5% of speeds are 0 and a few exceed U = 65.
+    """
+    rng = np.random.default_rng(seed)
+    per_user = -(-n // n_users)
+    shape = (n_users, per_user)
+    gaps = rng.integers(10, 31, shape)
+    start = rng.integers(0, 86_400, n_users)[:, None]
+    seconds = (start + np.cumsum(gaps, axis=1)).ravel()[:n]
+    del gaps
+    speed = rng.gamma(3.7, 5.6, shape)
+    heading = np.cumsum(rng.normal(0.0, 0.3, shape), axis=1)
+    step_km = speed * 20.0 / 3600.0
+    half_lat, half_lon = 0.14, 0.15
+    km_lat, km_lon = 1 / 111.32, 1 / (111.32 * np.cos(np.radians(21.195)))
+    y = (
+        rng.uniform(0, 2 * half_lat, n_users)[:, None]
+        + np.cumsum(step_km * np.sin(heading), axis=1) * km_lat
+    )
+    x = (
+        rng.uniform(0, 2 * half_lon, n_users)[:, None]
+        + np.cumsum(step_km * np.cos(heading), axis=1) * km_lon
+    )
+    del heading, step_km
+    # reflect into the box (triangle wave)
+    y = 2 * half_lat - np.abs(np.mod(y, 4 * half_lat) - 2 * half_lat)
+    x = 2 * half_lon - np.abs(np.mod(x, 4 * half_lon) - 2 * half_lon)
+    speed = np.round(speed.ravel()[:n], 1)
+    speed[rng.random(n) < 0.05] = 0.0
+    names = np.array([f"bus-{i:05d}" for i in range(n_users)])
+    return pl.DataFrame(
+        {
+            "user_id": pl.Series(names).gather(np.repeat(np.arange(n_users), per_user)[:n]),
+            "lat": np.round(21.195 - half_lat + y.ravel()[:n], 6),
+            "lon": np.round(72.83 - half_lon + x.ravel()[:n], 6),
+            # 1_709_510_400 s after 1970 is 2024-03-04 00:00
+            "timestamp": (pl.Series(seconds + 1_709_510_400) * 1_000_000).cast(pl.Datetime("us")),
+            "speed": speed,
+        }
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", type=int, default=10_000_000)
+    parser.add_argument("--repeat", type=int, default=1)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        t0 = time.perf_counter()
+        frame = make_records(args.rows)
+        parquet = Path(tmp) / "records.parquet"
+        csv = Path(tmp) / "records.csv"
+        frame.write_parquet(parquet)
+        frame.write_csv(csv, datetime_format="%Y-%m-%d %H:%M:%S")
+        del frame
+        print(
+            f"generated {args.rows:,} records in {time.perf_counter() - t0:.1f} s "
+            f"(parquet {parquet.stat().st_size / 1e6:.0f} MB, csv {csv.stat().st_size / 1e6:.0f} MB)"
+        )
+        config = PrepConfig()
+        for label, path, target in (("parquet", parquet, 8.0), ("csv", csv, 20.0)):
+            for _ in range(args.repeat):
+                t = time.perf_counter()
+                prepared = prepare_file(path, config=config)
+                elapsed = time.perf_counter() - t
+                r = prepared.report
+                print(
+                    f"prepare_file({label}): {elapsed:.2f} s (target <= {target:g} s) -> "
+                    f"{r.records:,} records, {len(prepared.summaries):,} (HAT, user) rows, "
+                    f"{r.hats:,} HATs, {r.zeros_dropped:,} zeros dropped, {r.clamped:,} clamped"
+                )
+
+
+if __name__ == "__main__":
+    main()
