@@ -789,8 +789,9 @@ def chop_user(grids: GridSet, epsilon: float, *, upper: float) -> ChopResult:
 
 
 def _chop_kernel(
-    grids: GridSet, eps: float, u: float, threshold: float
+    grids: GridSet, eps: float, u: float, threshold: float, prefix: int = 4
 ) -> tuple[np.ndarray, list[int], str | None, int]:
+    """The loop of :func:`chop_user`; returns (suppressed pairs, K history, stopper, wasted)."""
     u2 = u * u
     inf = math.inf
     n_pairs = grids.n_pairs
@@ -804,7 +805,8 @@ def _chop_kernel(
     alive_users = grids.users_per_grid.tolist()
     top1 = [pm[a] for a in starts[:-1]]
     top2 = [pm[a + 1] if a + 1 < e else 0 for a, e in zip(starts[:-1], ends, strict=True)]
-    # Union-find: parent[i] == i for retained pairs; find(i) = first retained pair index >= i.
+    # Union-find over the pairs (sorted by count within a grid): parent[i] == i for retained
+    # pairs, find(i) = first retained pair index >= i; gives the two largest retained counts.
     parent = list(range(n_pairs + 1))
 
     def find(i: int) -> int:
@@ -813,84 +815,122 @@ def _chop_kernel(
             i = parent[i]
         return i
 
+    def post_error(g: int, m: int) -> float:
+        """E_g after also suppressing a retained user with m records (mirrors _error_vec)."""
+        if alive_users[g] <= 1:
+            return inf  # never remove a grid's last contributor
+        a1 = top1[g]
+        a2 = top2[g]
+        gsv = a2 if (m == a1 and a2 < a1) else a1
+        s2v = s_list[g] - m
+        nv = n_list[g]
+        r = nv - s2v
+        h = nv // 2
+        kk = r if r < h else h
+        h = s2v // 2
+        jj = gsv if gsv < h else h
+        return (
+            (u * (r / nv) + u2 * (float(kk * (nv - kk)) / float(nv * nv)))
+            + (2.0 * (u * (gsv / s2v))) / eps
+        ) + (2.0 * (u2 * (float(jj * (s2v - jj)) / float(s2v * s2v)))) / eps
+
     # Per user: list of retained pair indices (ascending = grid order).
     order = np.argsort(grids.user, kind="stable")
     bounds = np.searchsorted(grids.user[order], np.arange(grids.n_users + 1))
     order_l = order.tolist()
     uses = [order_l[a:b] for a, b in zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True)]
-    g_count = grids.grids_per_user.copy()
-    stamp = [-1] * grids.n_grids  # round in which the grid last changed
+    g_init = grids.grids_per_user
+    # Grids changed in round `rnd` have stamp[g] == rnd. Their stale (round-start) errors are
+    # lower bounds of the current ones unless wobble[g] == rnd: removing other users from a grid
+    # only raises E_mu, E_Var and Delta_mu, and raises Delta_Var while S' > 2 Gamma*' (Delta_Var
+    # falls in S' there); so the stale value bounds the current one from below as long as the two
+    # largest counts are unchanged and S > 3 m*, which keeps S - m_l > 2 Gamma*' for every user.
+    stamp = [-1] * grids.n_grids
     suppressed: list[int] = []
-    k = int(g_count.max())
+    k = int(g_init.max())
     history = [k]
     stopped_by: str | None = None
     wasted = 0
     pm_arr, pg_arr = grids.m, grids.grid
+    level = np.flatnonzero(g_init == k)
     rnd = 0
     while True:
-        level = np.flatnonzero(g_count == k)
+        # Every user of the level has exactly k retained pairs: one (n, k) block.
         n_lvl = level.size
         flat = np.fromiter(
             chain.from_iterable(uses[x] for x in level.tolist()), dtype=np.int64, count=n_lvl * k
         )
         gg = pg_arr[flat]
         mm = pm_arr[flat]
-        s_arr = np.asarray(s_list, dtype=np.int64)[gg]
         t1 = np.asarray(top1, dtype=np.int64)[gg]
         t2 = np.asarray(top2, dtype=np.int64)[gg]
-        n_arr = np.asarray(n_list, dtype=np.int64)[gg]
         gs = np.where((mm == t1) & (t2 < t1), t2, t1)
-        s2 = s_arr - mm
+        s2 = np.asarray(s_list, dtype=np.int64)[gg] - mm
         last = np.asarray(alive_users, dtype=np.int64)[gg] <= 1
-        s2_safe = np.where(last, 1, s2)
-        gs_safe = np.where(last, 1, gs)
-        vals = np.where(last, inf, _error_vec(s2_safe, gs_safe, n_arr, u, eps)).reshape(n_lvl, k)
-        ggm = gg.reshape(n_lvl, k)
-        srt = np.lexsort((ggm, vals), axis=-1)
+        n_arr = np.asarray(n_list, dtype=np.int64)[gg]
+        vals = _error_vec(np.where(last, 1, s2), np.where(last, 1, gs), n_arr, u, eps)
+        vals = np.where(last, inf, vals).reshape(n_lvl, k)
+        pairs2 = flat.reshape(n_lvl, k)
+        # Per user, the `prefix` smallest stale errors in (error, grid) order; the rest is only
+        # read when the prefix cannot decide (rare).
+        width = min(k, prefix)
+        if width < k:
+            part = np.sort(np.argpartition(vals, width - 1, axis=-1)[:, :width], axis=-1)
+        else:
+            part = np.broadcast_to(np.arange(k), (n_lvl, k))
+        pv = np.take_along_axis(vals, part, axis=-1)
+        srt = np.take_along_axis(part, np.argsort(pv, axis=-1, kind="stable"), axis=-1)
         vals_l = np.take_along_axis(vals, srt, axis=-1).tolist()
-        pairs_l = np.take_along_axis(flat.reshape(n_lvl, k), srt, axis=-1).tolist()
+        pairs_l = np.take_along_axis(pairs2, srt, axis=-1).tolist()
+        top1_0 = list(top1)
+        top2_0 = list(top2)
+        wobbled: set[int] = set()
         stop = False
         for row, usr in enumerate(level.tolist()):
-            rvals = vals_l[row]
-            rpairs = pairs_l[row]
+            rv = vals_l[row]
+            rp = pairs_l[row]
+            v_edge = rv[width - 1]  # every entry outside the prefix has a stale error >= v_edge
             best_v = inf
             best_g = n_pairs
             best_p = -1
-            clean_seen = False
-            for c in range(k):
-                p = rpairs[c]
+            decided = False
+            for c in range(width):
+                p = rp[c]
                 g = pg[p]
+                sv = rv[c]
+                if sv > best_v or (sv == best_v and g > best_g):
+                    # Stale errors are lower bounds except on wobbled grids: no later entry of
+                    # the prefix can win, nor one outside it if sv > best_v or sv < v_edge.
+                    decided = sv > best_v or sv < v_edge or width == k
+                    break
                 if stamp[g] == rnd:
-                    if alive_users[g] <= 1:
-                        continue
-                    m = pm[p]
-                    a1 = top1[g]
-                    a2 = top2[g]
-                    gsv = a2 if (m == a1 and a2 < a1) else a1
-                    s2v = s_list[g] - m
-                    nv = n_list[g]
-                    r = nv - s2v
-                    h = nv // 2
-                    kk = r if r < h else h
-                    h = s2v // 2
-                    jj = gsv if gsv < h else h
-                    v = (
-                        (u * (r / nv) + u2 * (float(kk * (nv - kk)) / float(nv * nv)))
-                        + (2.0 * (u * (gsv / s2v))) / eps
-                    ) + (2.0 * (u2 * (float(jj * (s2v - jj)) / float(s2v * s2v)))) / eps
-                elif clean_seen:
-                    continue
-                else:
-                    clean_seen = True
-                    v = rvals[c]
-                if v < best_v or (v == best_v and g < best_g):
-                    best_v, best_g, best_p = v, g, p
+                    sv = post_error(g, pm[p])
+                if sv < best_v or (sv == best_v and g < best_g):
+                    best_v, best_g, best_p = sv, g, p
+            else:
+                decided = width == k
+            if not decided:
+                # Exact scan of every retained grid of the user.
+                best_v, best_g, best_p = inf, n_pairs, -1
+                for p, sv in zip(pairs2[row].tolist(), vals[row].tolist(), strict=True):
+                    g = pg[p]
+                    if stamp[g] == rnd:
+                        sv = post_error(g, pm[p])
+                    if sv < best_v or (sv == best_v and g < best_g):
+                        best_v, best_g, best_p = sv, g, p
+            elif wobbled:
+                for p in uses[usr]:
+                    g = pg[p]
+                    if g in wobbled:
+                        v = post_error(g, pm[p])
+                        if v < best_v or (v == best_v and g < best_g):
+                            best_v, best_g, best_p = v, g, p
             if best_p < 0 or best_v > threshold:
                 stop = True
                 stopped_by = str(grids.user_ids[usr])
                 wasted = row
                 break
-            # Suppress best_p.
+            # Suppress user usr in grid best_g.
             p, g = best_p, best_g
             m = pm[p]
             parent[p] = p + 1
@@ -898,21 +938,23 @@ def _chop_kernel(
             alive_users[g] -= 1
             f1 = find(starts[g])
             e = ends[g]
-            if f1 < e:
-                top1[g] = pm[f1]
-                f2 = find(f1 + 1)
-                top2[g] = pm[f2] if f2 < e else 0
+            top1[g] = pm[f1]  # a grid keeps one contributor, so f1 < e
+            f2 = find(f1 + 1)
+            top2[g] = pm[f2] if f2 < e else 0
             stamp[g] = rnd
+            if top1[g] != top1_0[g] or top2[g] != top2_0[g] or s_list[g] <= 3 * top1[g]:
+                wobbled.add(g)
             uses[usr].remove(p)
-            g_count[usr] -= 1
             suppressed.append(p)
         if stop:
             break
+        # Every user of level k now has k - 1 grids and none has more: K fell by one.
         k -= 1
         rnd += 1
         history.append(k)
         if k == 0:  # unreachable: a grid never loses its last contributor
             break
+        level = np.union1d(level, np.flatnonzero(g_init == k))
     return np.asarray(suppressed, dtype=np.int64), history, stopped_by, wasted
 
 
