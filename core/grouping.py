@@ -16,6 +16,7 @@ from __future__ import annotations
 import bisect
 import itertools
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -280,6 +281,7 @@ def bestfit_fill(clipped_counts: np.ndarray, m_ub: int) -> tuple[np.ndarray, np.
             else:
                 assignment[pos : pos + used] = np.repeat(as_index(taken), per_array)[:used]
             last = used - (n_take - 1) * per_array
+            moves: tuple[tuple[int, Any], ...]
             if last == per_array:
                 moves = ((level + per_array * gv, taken),)
             else:

@@ -473,10 +473,9 @@ def m_convex(counts) -> int:
     approx = -big_l * top * s.astype(np.float64) + n * np.maximum(big_l * cand, n).astype(
         np.float64
     )
-    keep = cand[_screen(approx / (big_l * top * n), minimise=True)]
-    best_m, best_key = None, None
-    for m in keep.tolist():
-        sm = int(prof.s_of(np.int64(m)))
+    keep = _screen(approx / (big_l * top * n), minimise=True)
+    best_m, best_key = 0, None
+    for m, sm in zip(cand[keep].tolist(), s[keep].tolist(), strict=True):
         key = -big_l * top * sm + n * max(big_l * m, n)
         if best_key is None or key < best_key:
             best_m, best_key = m, key
