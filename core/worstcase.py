@@ -85,7 +85,7 @@ def check_counts(counts) -> np.ndarray:
             f"Got shape {arr.shape} instead."
         )
     if arr.dtype.kind not in "iu":
-        if arr.dtype.kind not in "fb" and arr.dtype != object:
+        if arr.dtype.kind != "f" and arr.dtype != object:
             raise HexplorerError(
                 f"The 'counts' parameter must hold integers. Got dtype {arr.dtype}."
             )

@@ -184,7 +184,9 @@ def test_bestfit_bias_spec_example():
 # Invalid input
 
 
-@pytest.mark.parametrize("counts", [[], [[1, 2]], [0, 1], [1.5], ["a"], [1, -2], [np.nan], "abc"])
+@pytest.mark.parametrize(
+    "counts", [[], [[1, 2]], [0, 1], [1.5], ["a"], [1, -2], [np.nan], "abc", [True]]
+)
 def test_bad_counts_raise(counts):
     with pytest.raises(HexplorerError, match="counts"):
         wc.m_opt(counts, U, 1.0)
