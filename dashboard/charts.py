@@ -2,6 +2,8 @@
 
 Every number drawn here was computed by :mod:`core` (through :mod:`dashboard.compute`); the
 builders only lay it out. Tests read the figures as data (``fig.data``, ``fig.layout.shapes``).
+Each figure is built in one ``go.Figure(data=..., layout=...)`` call: plotly's incremental
+``update_layout``/``add_vline`` cost ~30 ms each, which would break the 250 ms rerun budget.
 """
 
 from __future__ import annotations
@@ -24,15 +26,40 @@ LAYOUT = dict(
     height=400,
     margin=dict(l=10, r=10, t=40, b=10),
     legend=dict(orientation="h", yanchor="top", y=-0.22, xanchor="left", x=0),
-    template="plotly_white",
 )
 PNG_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"format": "png", "scale": 2}}
 """Pass as ``config=`` to ``st.plotly_chart``: keeps the modebar's PNG export."""
 
 
-def _layout(fig: go.Figure, title: str, **kwargs) -> go.Figure:
-    fig.update_layout(title=dict(text=title, x=0, font=dict(size=15)), **{**LAYOUT, **kwargs})
-    return fig
+def _vline(x: float, color: str, width: float = 2, dash: str = "solid") -> dict:
+    """A vertical line across the plot at ``x`` (a layout shape)."""
+    return dict(
+        type="line",
+        x0=x,
+        x1=x,
+        y0=0,
+        y1=1,
+        xref="x",
+        yref="paper",
+        line=dict(color=color, width=width, dash=dash),
+    )
+
+
+def _label(x: float, text: str, y: float = 1.0, xanchor: str = "left") -> dict:
+    return dict(
+        x=x, y=y, xref="x", yref="paper", text=text, showarrow=False, xanchor=xanchor, yanchor="top"
+    )
+
+
+def _figure(data: list, title: str, **layout) -> go.Figure:
+    return go.Figure(
+        data=data, layout={**LAYOUT, "title": dict(text=title, x=0, font=dict(size=15)), **layout}
+    )
+
+
+def _log_x(x: float, axis_type: str) -> float:
+    """Shapes and annotations on a log axis take log10(x) (plotly's convention)."""
+    return float(np.log10(x)) if axis_type == "log" else x
 
 
 def counts_histogram(
@@ -44,35 +71,28 @@ def counts_histogram(
     """Histogram of records per user (bus) with m_UB and each mechanism default marked.
 
     Trace 0 is the histogram (``x`` = the counts as given). The vertical lines are layout
-    shapes: first m_UB, then one per entry of ``marks`` (label -> m), in order.
+    shapes: first m_UB, then one per entry of ``marks`` (label -> m), in order; the
+    annotations follow the same order.
     """
     counts = np.asarray(counts)
-    fig = go.Figure(
-        go.Histogram(
-            x=counts,
-            name="buses",
-            marker_color="#4c78a8",
-            hovertemplate="records %{x}<br>buses %{y}<extra></extra>",
-        )
-    )
-    fig.add_vline(
-        x=m_ub,
-        line=dict(color=M_UB_COLOR, width=3),
-        annotation_text=f"m_UB = {m_ub}",
-        annotation_position="top right",
-    )
+    shapes = [_vline(m_ub, M_UB_COLOR, 3)]
+    notes = [_label(m_ub, f"m_UB = {m_ub}")]
     for i, (label, m) in enumerate((marks or {}).items()):
-        fig.add_vline(
-            x=m,
-            line=dict(color=MARK_COLORS.get(label, "#444"), width=1.5, dash="dash"),
-            annotation_text=f"{label} = {m}",
-            annotation_position="top left" if i % 2 else "top right",
-            annotation_y=0.92 - 0.09 * i,
-            annotation_yref="paper",
+        shapes.append(_vline(m, MARK_COLORS.get(label, "#444"), 1.5, "dash"))
+        notes.append(
+            _label(m, f"{label} = {m}", y=0.92 - 0.09 * i, xanchor="right" if i % 2 else "left")
         )
-    return _layout(
-        fig,
+    trace = go.Histogram(
+        x=counts,
+        name="buses",
+        marker_color="#4c78a8",
+        hovertemplate="records %{x}<br>buses %{y}<extra></extra>",
+    )
+    return _figure(
+        [trace],
         "Records per bus in this hexagon",
+        shapes=shapes,
+        annotations=notes,
         xaxis_title="records per bus (m)",
         yaxis_title="buses",
         bargap=0.05,
@@ -96,32 +116,39 @@ def error_curve(
     the first layout shape.
     """
     m = curve["m"].to_numpy()
-    fig = go.Figure()
-    fig.add_scatter(
-        x=m, y=curve["clipping"], name="E1 clipping (full-array model)", line=dict(color="#ff7f0e")
-    )
-    fig.add_scatter(x=m, y=curve["noise"], name="E2 noise", line=dict(color="#1f77b4"))
-    fig.add_scatter(x=m, y=curve["total"], name="E = E1 + E2", line=dict(color="#000000", width=3))
     at_opt = curve.loc[curve["m"] == m_opt, "total"]
-    fig.add_scatter(
-        x=[m_opt],
-        y=[float(at_opt.iloc[0]) if len(at_opt) else np.nan],
-        mode="markers",
-        name=f"minimiser m^(ε) = {m_opt}",
-        marker=dict(color=MARK_COLORS["m^(ε)"], size=12, symbol="star"),
-    )
-    if bestfit_bias is not None:
-        fig.add_scatter(
-            x=[m_ub],
-            y=[bestfit_bias],
+    data = [
+        go.Scatter(
+            x=m,
+            y=curve["clipping"],
+            name="E1 clipping (full-array model)",
+            line=dict(color="#ff7f0e"),
+        ),
+        go.Scatter(x=m, y=curve["noise"], name="E2 noise", line=dict(color="#1f77b4")),
+        go.Scatter(x=m, y=curve["total"], name="E = E1 + E2", line=dict(color="#000000", width=3)),
+        go.Scatter(
+            x=[m_opt],
+            y=[float(at_opt.iloc[0]) if len(at_opt) else np.nan],
             mode="markers",
-            name="exact BestFit bias at m_UB",
-            marker=dict(color="#ff7f0e", size=11, symbol="diamond-open", line=dict(width=2)),
+            name=f"minimiser m^(ε) = {m_opt}",
+            marker=dict(color=MARK_COLORS["m^(ε)"], size=12, symbol="star"),
+        ),
+    ]
+    if bestfit_bias is not None:
+        data.append(
+            go.Scatter(
+                x=[m_ub],
+                y=[bestfit_bias],
+                mode="markers",
+                name="exact BestFit bias at m_UB",
+                marker=dict(color="#ff7f0e", size=11, symbol="diamond-open", line=dict(width=2)),
+            )
         )
-    fig.add_vline(x=m_ub, line=dict(color=M_UB_COLOR, width=2), annotation_text=f"m_UB = {m_ub}")
-    return _layout(
-        fig,
+    return _figure(
+        data,
         f"Worst-case error E(m) at ε = {epsilon:g}",
+        shapes=[_vline(m_ub, M_UB_COLOR)],
+        annotations=[_label(m_ub, f"m_UB = {m_ub}")],
         xaxis_title="m_UB (m)",
         yaxis_title="worst-case error (km/h)",
     )
@@ -139,6 +166,7 @@ def staircase_chart(
     ``steps`` has columns ``epsilon_from``, ``epsilon_to``, ``m`` (one row per step, ε
     increasing; the first may start at 0 and the last end at infinity). Trace 0 is the staircase
     clipped to ``eps_range``; trace 1 the breakpoints inside the range; trace 2 the current point.
+    The current ε is also the first layout shape (at log10 ε, the log axis's coordinate).
     """
     lo, hi = eps_range
     xs: list[float] = []
@@ -154,29 +182,30 @@ def staircase_chart(
         if lo < float(row.epsilon_from) <= hi:
             bx.append(float(row.epsilon_from))
             by.append(row.m)
-    fig = go.Figure()
-    fig.add_scatter(
-        x=xs, y=ys, mode="lines", name="m^(ε)", line=dict(color="#2ca02c", width=3, shape="hv")
-    )
-    fig.add_scatter(
-        x=bx,
-        y=by,
-        mode="markers",
-        name="breakpoints",
-        marker=dict(color="#2ca02c", size=8),
-        hovertemplate="from ε = %{x:.4g}: m = %{y}<extra></extra>",
-    )
-    fig.add_scatter(
-        x=[epsilon],
-        y=[m_current],
-        mode="markers",
-        name=f"ε = {epsilon:g}: m^(ε) = {m_current}",
-        marker=dict(color=EPSILON_COLOR, size=12, symbol="x"),
-    )
-    fig.add_vline(x=epsilon, line=dict(color=EPSILON_COLOR, width=1, dash="dot"))
-    return _layout(
-        fig,
+    data = [
+        go.Scatter(
+            x=xs, y=ys, mode="lines", name="m^(ε)", line=dict(color="#2ca02c", width=3, shape="hv")
+        ),
+        go.Scatter(
+            x=bx,
+            y=by,
+            mode="markers",
+            name="breakpoints",
+            marker=dict(color="#2ca02c", size=8),
+            hovertemplate="from ε = %{x:.4g}: m = %{y}<extra></extra>",
+        ),
+        go.Scatter(
+            x=[epsilon],
+            y=[m_current],
+            mode="markers",
+            name=f"ε = {epsilon:g}: m^(ε) = {m_current}",
+            marker=dict(color=EPSILON_COLOR, size=12, symbol="x"),
+        ),
+    ]
+    return _figure(
+        data,
         "The m^(ε) staircase",
+        shapes=[_vline(_log_x(epsilon, "log"), EPSILON_COLOR, 1, "dot")],
         xaxis=dict(title="ε", type="log"),
         yaxis_title="m^(ε)",
     )
@@ -195,13 +224,14 @@ def worst_case_vs_epsilon(curves: pd.DataFrame, *, epsilon: float) -> go.Figure:
     ``curves`` has column ``epsilon`` and one column per key of ``WORST_CASE_LABELS``; one trace
     per such column, in that order.
     """
-    fig = go.Figure()
-    for column, label in WORST_CASE_LABELS.items():
-        fig.add_scatter(x=curves["epsilon"], y=curves[column], name=label, mode="lines")
-    fig.add_vline(x=epsilon, line=dict(color=EPSILON_COLOR, width=1, dash="dot"))
-    return _layout(
-        fig,
+    data = [
+        go.Scatter(x=curves["epsilon"], y=curves[column], name=label, mode="lines")
+        for column, label in WORST_CASE_LABELS.items()
+    ]
+    return _figure(
+        data,
         "Worst-case error against ε",
+        shapes=[_vline(_log_x(epsilon, "log"), EPSILON_COLOR, 1, "dot")],
         xaxis=dict(title="ε", type="log"),
         yaxis=dict(title="worst-case error (km/h)", type="log"),
     )
@@ -213,13 +243,14 @@ def mae_vs_epsilon(results: pd.DataFrame, *, epsilon: float, n_runs: int) -> go.
     ``results`` has columns ``mechanism``, ``epsilon``, ``mae`` (as ``core.evaluation``
     returns them).
     """
-    fig = go.Figure()
-    for name, part in results.groupby("mechanism", sort=False):
-        fig.add_scatter(x=part["epsilon"], y=part["mae"], name=str(name), mode="lines+markers")
-    fig.add_vline(x=epsilon, line=dict(color=EPSILON_COLOR, width=1, dash="dot"))
-    return _layout(
-        fig,
+    data = [
+        go.Scatter(x=part["epsilon"], y=part["mae"], name=str(name), mode="lines+markers")
+        for name, part in results.groupby("mechanism", sort=False)
+    ]
+    return _figure(
+        data,
         f"Monte-Carlo MAE against ε ({n_runs:,} runs per point)",
+        shapes=[_vline(_log_x(epsilon, "log"), EPSILON_COLOR, 1, "dot")],
         xaxis=dict(title="ε", type="log"),
         yaxis=dict(title="mean absolute error (km/h)", type="log"),
     )
@@ -235,8 +266,7 @@ def release_chart(releases: pd.DataFrame, *, true_mean: float) -> go.Figure:
     names = releases["mechanism"].astype(str).tolist()
     q05 = releases["q05"].to_numpy(dtype=float)
     q95 = releases["q95"].to_numpy(dtype=float)
-    fig = go.Figure()
-    fig.add_scatter(
+    spread = go.Scatter(
         x=q05,
         y=names,
         mode="markers",
@@ -256,7 +286,7 @@ def release_chart(releases: pd.DataFrame, *, true_mean: float) -> go.Figure:
             "%{y}: 90% of outputs in [%{customdata[0]:.2f}, %{customdata[1]:.2f}]<extra></extra>"
         ),
     )
-    fig.add_scatter(
+    single = go.Scatter(
         x=releases["estimate"],
         y=names,
         mode="markers",
@@ -264,16 +294,13 @@ def release_chart(releases: pd.DataFrame, *, true_mean: float) -> go.Figure:
         marker=dict(size=12, color="#4c78a8"),
         hovertemplate="%{y}: %{x:.3f} km/h<extra></extra>",
     )
-    fig.add_vline(
-        x=true_mean,
-        line=dict(color="#000", width=2),
-        annotation_text=f"true mean {true_mean:.2f}",
-    )
-    return _layout(
-        fig,
+    return _figure(
+        [spread, single],
         "Simulated releases beside the true mean",
+        shapes=[_vline(true_mean, "#000")],
+        annotations=[_label(true_mean, f"true mean {true_mean:.2f}")],
         xaxis_title="average speed (km/h)",
-        height=max(220, 60 + 40 * len(names)),
+        height=max(240, 120 + 40 * len(names)),
     )
 
 
@@ -282,28 +309,29 @@ def legend_bar(entries: Sequence, *, title: str) -> go.Figure:
 
     ``entries`` are :class:`dashboard.maps.LegendEntry` (label, color).
     """
-    fig = go.Figure()
-    for entry in entries:
-        r, g, b = entry.color
-        fig.add_bar(
+    data = [
+        go.Bar(
             x=[1],
             y=[""],
             orientation="h",
-            name=entry.label,
-            marker_color=f"rgb({r},{g},{b})",
-            text=[entry.label],
+            name=e.label,
+            marker_color="rgb({},{},{})".format(*e.color),
+            text=[e.label],
             textposition="inside",
             insidetextanchor="middle",
-            hovertemplate=f"{entry.label}<extra></extra>",
+            hovertemplate=f"{e.label}<extra></extra>",
         )
-    fig.update_layout(
-        title=dict(text=title, x=0, font=dict(size=13)),
-        barmode="stack",
-        height=90,
-        margin=dict(l=0, r=0, t=30, b=0),
-        showlegend=False,
-        xaxis=dict(visible=False),
-        yaxis=dict(visible=False),
-        template="plotly_white",
+        for e in entries
+    ]
+    return go.Figure(
+        data=data,
+        layout=dict(
+            title=dict(text=title, x=0, font=dict(size=13)),
+            barmode="stack",
+            height=90,
+            margin=dict(l=0, r=0, t=30, b=0),
+            showlegend=False,
+            xaxis=dict(visible=False),
+            yaxis=dict(visible=False),
+        ),
     )
-    return fig
