@@ -20,7 +20,10 @@ would go unseen. They are tested stage by stage, each at its own budget:
   interval is deterministic, otherwise by monkeypatching the selection to a fixed outcome —
   the Laplace stage must be ε/2-DP for *every* interval, so this is a valid claim);
 - the selection stage at its own budget, on a pair found by exact computation of the selection's
-  distribution to be nearly tight, with a doubled-ε companion.
+  distribution to be nearly tight, with a doubled-ε companion;
+- for WrapAround, whose selection stages use score sensitivity 2 (a straddling user moves two
+  array means), a spy test that the factor reaches the samplers and statistical tests with two
+  moved values, whose companion is the factor forgotten (sensitivity 1).
 """
 
 from __future__ import annotations
@@ -381,3 +384,83 @@ def test_akmv_threshold_is_private_at_half_epsilon(monkeypatch):
         alpha=ALPHA,
     )
     assert bad.violated, str(bad)
+
+
+# ---------------------------------------------------------------------------------------------
+# WrapAround selection stages: score sensitivity 2 (one user straddles two arrays)
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [("levy-wrap", 2.0), ("quantile-fixed-wrap", 2.0), ("levy", 1.0), ("quantile-fixed", 1.0)],
+)
+def test_selection_stages_get_the_grouping_sensitivity(name, expected, monkeypatch):
+    """The WrapAround mechanisms call the selection samplers with sensitivity 2, BestFit with 1."""
+    seen = []
+
+    def spy_exponential(rng, utility, epsilon, sensitivity, size, log_base=None):
+        seen.append(("exp", epsilon, sensitivity))
+        return ORIGINAL_EXPONENTIAL(rng, utility, epsilon, sensitivity, size, log_base)
+
+    def spy_quantile(rng, values, level, epsilon, *, sensitivity=1.0, **kw):
+        seen.append(("quantile", epsilon, sensitivity))
+        return ORIGINAL_QUANTILE(rng, values, level, epsilon, sensitivity=sensitivity, **kw)
+
+    monkeypatch.setattr(mech, "_exponential_mechanism", spy_exponential)
+    monkeypatch.setattr(mech, "_private_quantile", spy_quantile)
+    d, _ = _pair(WR_COUNTS, WR_MEANS, moved=2)
+    run_mechanism(name, d, 1.0, m_ub=400, rng=np.random.default_rng(0), size=3)
+    stage = "exp" if name.startswith("levy") else "quantile"
+    budgets = {"exp": 0.5, "quantile": 0.25}  # ε/2 for PrivateInterval, ε/4 per quantile
+    calls = [c for c in seen if c[0] == stage]
+    assert calls and all(c[1:] == (budgets[stage], expected) for c in calls), seen
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("sensitivity", [2.0, 1.0])
+def test_exponential_mechanism_with_two_moved_arrays_needs_sensitivity_two(sensitivity):
+    """PrivateInterval's exponential mechanism when one user moves *two* array means (WrapAround).
+
+    Eight arrays of 50 samples (τ = 2.09, five bins); two array means move from 0 (bin 0) to U
+    (bin 4), the others sit at bins (0, 0, 1, 1, 1, 1); total ε = 4, selection budget 2. The
+    costs change by up to 2, so the score sensitivity must be 2: exact computation gives a loss of
+    0.78 · 2 with it and 1.68 · 2 with sensitivity 1 (the factor forgotten), which is flagged.
+    """
+    epsilon, m_ub, k = 4.0, 50, 8
+    tau = levy_tau(U, k, m_ub)
+    mids = (np.arange(math.ceil(U / tau)) + 0.5) * tau
+    others = mids[[0, 0, 1, 1, 1, 1]]
+
+    def sampler(moved_value):
+        means = np.r_[moved_value, moved_value, others]
+        costs = private_interval_distribution(means, epsilon, tau, U).costs
+        return lambda size, rng: mech._exponential_mechanism(
+            rng, -costs, epsilon / 2, sensitivity, size
+        )
+
+    v = audit(
+        sampler(0.0), sampler(U), epsilon / 2, rng=np.random.default_rng(21), n=N_SAMPLES,
+        alpha=ALPHA,
+    )  # fmt: skip
+    assert v.violated == (sensitivity == 1.0), str(v)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("sensitivity", [2.0, 1.0])
+def test_private_quantile_with_two_moved_values_needs_sensitivity_two(sensitivity):
+    """The private quantile as quantile-fixed-wrap calls it: two array means move, ranks shift
+    by 2. Values (0, 0 | U, U, 8, 9), level 0.5, budget 1: exact loss 0.85 with sensitivity 2,
+    1.68 with sensitivity 1 (flagged)."""
+    eps_stage = 1.0
+
+    def sampler(values):
+        return lambda size, rng: mech._private_quantile(
+            rng, values, 0.5, eps_stage, lo=0.0, hi=U, sensitivity=sensitivity, size=size
+        )
+
+    v = audit(
+        sampler(np.array([0.0, 0.0, 8.0, 9.0])), sampler(np.array([U, U, 8.0, 9.0])), eps_stage,
+        rng=np.random.default_rng(22), n=N_SAMPLES, alpha=ALPHA,
+    )  # fmt: skip
+    assert v.violated == (sensitivity == 1.0), str(v)
