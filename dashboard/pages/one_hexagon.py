@@ -7,6 +7,7 @@ only recomputes cheap, exact quantities and one release per mechanism.
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 import streamlit as st
 
@@ -215,6 +216,22 @@ if not chosen:
     st.info("Choose at least one mechanism.")
 else:
     rel = compute.releases(spec, hat, chosen, epsilon, m_ub_arg, seed, n_runs)
+    per_row = 6
+    for start in range(0, len(rel), per_row):
+        row_cols = st.columns(per_row)
+        for col, r in zip(
+            row_cols, rel.iloc[start : start + per_row].itertuples(index=False), strict=False
+        ):
+            if np.isnan(r.estimate):
+                col.metric(r.mechanism, "n/a", help=r.note)
+            else:
+                col.metric(
+                    r.mechanism,
+                    f"{r.estimate:.3f}",
+                    delta=f"{r.estimate - h.true_mean:+.3f} vs true",
+                    delta_color="off",
+                    help=f"One simulated release at ε = {epsilon:g}; true mean {h.true_mean:.3f}.",
+                )
     ui.chart(
         charts.release_chart(rel.dropna(subset=["estimate"]), true_mean=h.true_mean), key="releases"
     )

@@ -283,6 +283,7 @@ def _check_releases(at: AppTest, h, eps: float, m_ub: int | None, seed: int = 0)
         )
         assert row.estimate == r.estimate
         assert row.sensitivity == r.sensitivity
+        assert _metrics(at)[row.mechanism] == f"{r.estimate:.3f}"
     spread = monte_carlo(
         h,
         [eps],

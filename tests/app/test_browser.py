@@ -1,0 +1,155 @@
+"""One real-browser smoke test: Playwright driving Debian's Chromium against `streamlit run app.py`.
+
+Without Chromium at /usr/bin/chromium (or without Playwright) the test fails when the CI
+environment variable is set and is skipped otherwise. Playwright's own browsers are never used.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+CHROMIUM = Path("/usr/bin/chromium")
+ARTIFACTS = ROOT / "test-artifacts"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
+]
+BASEMAP_HOSTS = ("cartocdn", "mapbox", "carto.com", "googleapis.com/maps")
+
+pytestmark = pytest.mark.browser
+
+
+def _unavailable(reason: str) -> None:
+    if os.environ.get("CI"):
+        pytest.fail(f"{reason} (required when CI is set)")
+    pytest.skip(reason)
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _wait_healthy(url: str, proc: subprocess.Popen, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"streamlit exited with status {proc.returncode}")
+        try:
+            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as resp:
+                if resp.status == 200:
+                    return
+        except OSError:
+            time.sleep(0.5)
+    raise TimeoutError(f"streamlit did not answer at {url} within {timeout} s")
+
+
+@pytest.fixture(scope="module")
+def server():
+    port = _free_port()
+    ARTIFACTS.mkdir(exist_ok=True)
+    log = open(ARTIFACTS / "streamlit-browser-test.log", "w")  # noqa: SIM115 (closed in finally)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "streamlit",
+            "run",
+            "app.py",
+            "--server.headless",
+            "true",
+            "--server.port",
+            str(port),
+            "--server.address",
+            "127.0.0.1",
+            "--browser.gatherUsageStats",
+            "false",
+        ],
+        cwd=ROOT,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        _wait_healthy(url, proc, timeout=90)
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        log.close()
+
+
+def test_map_charts_and_epsilon_slider_in_chromium(server):
+    if not CHROMIUM.exists():
+        _unavailable(f"Chromium not found at {CHROMIUM} (apt-get install -y chromium)")
+    try:
+        from playwright.sync_api import expect, sync_playwright
+    except ImportError:
+        _unavailable("playwright is not installed")
+
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(
+            executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True
+        )
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 1000})
+            requested: list[str] = []
+            page.on("request", lambda req: requested.append(req.url))
+
+            # Map page (the default): the deck.gl canvas appears with no basemap and no error.
+            page.goto(server, wait_until="domcontentloaded", timeout=60_000)
+            deck = page.locator('[data-testid="stDeckGlJsonChart"] canvas').first
+            expect(deck).to_be_visible(timeout=120_000)
+            expect(page.get_by_text("Selected HAT:")).to_be_visible(timeout=60_000)
+            assert page.locator('[data-testid="stException"]').count() == 0
+            page.screenshot(path=str(ARTIFACTS / "browser-map.png"))
+
+            # One hexagon: at least four charts, no exception block, releases shown as metrics.
+            page.get_by_role("link", name="One hexagon").click()
+            charts = page.locator('[data-testid="stPlotlyChart"]')
+            expect(charts.nth(3)).to_be_visible(timeout=120_000)
+            release = page.locator('[data-testid="stMetric"]').filter(has_text="baseline")
+            value = release.locator('[data-testid="stMetricValue"]')
+            expect(value).to_be_visible(timeout=120_000)
+            assert page.locator('[data-testid="stException"]').count() == 0
+            before = value.inner_text()
+            assert re.fullmatch(r"-?\d+\.\d{3}", before.strip()), before
+
+            # Move the ε slider with the keyboard on its thumb; the release must change.
+            slider = page.locator('[data-testid="stSlider"]').filter(has_text="ε (privacy loss")
+            thumb = slider.get_by_role("slider")
+            thumb.focus()
+            thumb.press("ArrowLeft")
+            thumb.press("ArrowLeft")
+            expect(value).not_to_have_text(before, timeout=60_000)
+            expect(page.get_by_text("Worst-case error at ε = 0.6")).to_be_visible(timeout=60_000)
+            assert page.locator('[data-testid="stException"]').count() == 0
+            page.screenshot(path=str(ARTIFACTS / "browser-one-hexagon.png"))
+            charts.nth(3).scroll_into_view_if_needed()
+            page.wait_for_timeout(1_000)
+            page.screenshot(path=str(ARTIFACTS / "browser-one-hexagon-charts.png"))
+        finally:
+            browser.close()
+
+    basemap = [u for u in requested if any(h in u for h in BASEMAP_HOSTS)]
+    assert basemap == [], f"basemap tiles were requested: {basemap[:3]}"
