@@ -839,6 +839,7 @@ def _chop_kernel(
     bounds = np.searchsorted(grids.user[order], np.arange(grids.n_users + 1))
     order_l = order.tolist()
     uses = [order_l[a:b] for a, b in zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True)]
+    ugrids = [[pg[p] for p in lst] for lst in uses]
     g_init = grids.grids_per_user
     # Grids changed in round `rnd` have stamp[g] == rnd. Their stale (round-start) errors are
     # lower bounds of the current ones unless wobble[g] == rnd: removing other users from a grid
@@ -880,24 +881,24 @@ def _chop_kernel(
             part = np.broadcast_to(np.arange(k), (n_lvl, k))
         pv = np.take_along_axis(vals, part, axis=-1)
         srt = np.take_along_axis(part, np.argsort(pv, axis=-1, kind="stable"), axis=-1)
-        vals_l = np.take_along_axis(vals, srt, axis=-1).tolist()
-        pairs_l = np.take_along_axis(pairs2, srt, axis=-1).tolist()
+        vals_l = np.take_along_axis(vals, srt, axis=-1).ravel().tolist()
+        pairs_l = np.take_along_axis(pairs2, srt, axis=-1).ravel().tolist()
         top1_0 = list(top1)
         top2_0 = list(top2)
         wobbled: set[int] = set()
         stop = False
+        base = -width
         for row, usr in enumerate(level.tolist()):
-            rv = vals_l[row]
-            rp = pairs_l[row]
-            v_edge = rv[width - 1]  # every entry outside the prefix has a stale error >= v_edge
+            base += width
+            v_edge = vals_l[base + width - 1]  # entries outside the prefix: stale errors >= this
             best_v = inf
             best_g = n_pairs
             best_p = -1
             decided = False
             for c in range(width):
-                p = rp[c]
+                p = pairs_l[base + c]
                 g = pg[p]
-                sv = rv[c]
+                sv = vals_l[base + c]
                 if sv > best_v or (sv == best_v and g > best_g):
                     # Stale errors are lower bounds except on wobbled grids: no later entry of
                     # the prefix can win, nor one outside it if sv > best_v or sv < v_edge.
@@ -919,12 +920,12 @@ def _chop_kernel(
                     if sv < best_v or (sv == best_v and g < best_g):
                         best_v, best_g, best_p = sv, g, p
             elif wobbled:
-                for p in uses[usr]:
-                    g = pg[p]
-                    if g in wobbled:
-                        v = post_error(g, pm[p])
-                        if v < best_v or (v == best_v and g < best_g):
-                            best_v, best_g, best_p = v, g, p
+                ug = ugrids[usr]
+                for g in wobbled.intersection(ug):
+                    p = uses[usr][ug.index(g)]
+                    v = post_error(g, pm[p])
+                    if v < best_v or (v == best_v and g < best_g):
+                        best_v, best_g, best_p = v, g, p
             if best_p < 0 or best_v > threshold:
                 stop = True
                 stopped_by = str(grids.user_ids[usr])
@@ -944,7 +945,9 @@ def _chop_kernel(
             stamp[g] = rnd
             if top1[g] != top1_0[g] or top2[g] != top2_0[g] or s_list[g] <= 3 * top1[g]:
                 wobbled.add(g)
-            uses[usr].remove(p)
+            i = uses[usr].index(p)
+            del uses[usr][i]
+            del ugrids[usr][i]
             suppressed.append(p)
         if stop:
             break
