@@ -52,7 +52,7 @@ DEFAULT_LEDGER = "~/.hexplorer/ledger.jsonl"
 LEDGER_VERSION = 1
 
 _KEY_FIELDS = ("fingerprint", "hat", "mechanism", "epsilon", "m_ub")
-_REQUIRED = {
+_REQUIRED: dict[str, type | tuple[type, ...]] = {
     "version": int,
     "created": str,
     "fingerprint": str,
@@ -132,7 +132,9 @@ class LedgerEntry:
 
     def to_release(self) -> Release:
         """As a :class:`core.mechanisms.Release`; noiseless and true_mean are NaN (never stored)."""
-        clip = None if self.clip_interval is None else tuple(self.clip_interval)
+        clip = None
+        if self.clip_interval is not None:
+            clip = (float(self.clip_interval[0]), float(self.clip_interval[1]))
         return Release(
             mechanism=self.mechanism,
             epsilon=self.epsilon,
@@ -167,6 +169,12 @@ def _parse_line(line: str, path: Path, lineno: int) -> LedgerEntry:
             obj[name] = value = float(value)
         if isinstance(value, bool) or not isinstance(value, types):
             raise HexplorerError(f"{where}: field {name!r} has a wrong type ({value!r}).")
+    clip = obj["clip_interval"]
+    if clip is not None and (
+        len(clip) != 2
+        or not all(isinstance(v, int | float) and not isinstance(v, bool) for v in clip)
+    ):
+        raise HexplorerError(f"{where}: field 'clip_interval' must be two numbers ({clip!r}).")
     if obj["version"] != LEDGER_VERSION:
         raise HexplorerError(f"{where}: unknown ledger version {obj['version']!r}.")
     known = set(LedgerEntry.__dataclass_fields__)
@@ -414,7 +422,9 @@ def publish(
                 f"Refusing to publish: OpenDP charges eps={lap_eps!r} for the Laplace step of "
                 f"{mech.name}, more than the requested epsilon={epsilon!r}."
             )
-        clip = None if draws.clip_lo is None else [float(draws.clip_lo[0]), float(draws.clip_hi[0])]
+        clip = None
+        if draws.clip_lo is not None and draws.clip_hi is not None:
+            clip = [float(draws.clip_lo[0]), float(draws.clip_hi[0])]
         return LedgerEntry(
             version=LEDGER_VERSION,
             created=_dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),

@@ -189,3 +189,27 @@ def test_opendp_noise_has_the_right_scale():
     assert abs(np.mean(shifted) - 7.0) < 6 * math.sqrt(2) * b / math.sqrt(n // 4)
     # The same tolerance rejects a scale 10% off: the test can fail.
     assert abs(absx.mean() - 1.1 * b) > 6 * b / math.sqrt(n)
+
+
+def test_malformed_clip_interval_is_a_clear_error(hat, ledger_file):
+    publish.publish("levy", hat, 1.0, m_ub=2, ledger=ledger_file)
+    (line,) = _lines(ledger_file)
+    line["clip_interval"] = [0.0]
+    ledger_file.write_text(json.dumps(line) + "\n")
+    with pytest.raises(HexplorerError, match="'clip_interval' must be two numbers"):
+        Ledger(ledger_file).entries()
+
+
+def test_concurrent_requests_draw_noise_once(hat, ledger_file):
+    """Concurrent requests for the same release: the file lock (flock on separately opened file
+    descriptions, so it excludes threads as it does processes) lets exactly one draw noise."""
+    import concurrent.futures
+
+    with concurrent.futures.ThreadPoolExecutor(4) as pool:
+        futures = [
+            pool.submit(publish.publish, "baseline", hat, 1.5, ledger=ledger_file) for _ in range(4)
+        ]
+        outs = [f.result() for f in futures]
+    assert len({o.release.estimate for o in outs}) == 1
+    assert sum(not o.reused for o in outs) == 1
+    assert len(Ledger(ledger_file).entries()) == 1
