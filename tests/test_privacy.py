@@ -275,6 +275,22 @@ def test_laplace_stage_is_private_at_half_epsilon_and_halved_noise_is_detected(n
     assert bad.violated, str(bad)
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("name", list(LAPLACE_STAGE))
+def test_composed_mechanism_unpatched_is_private_at_epsilon(name):
+    """End to end, nothing patched: the whole composed mechanism passes at its total ε on the
+    same pairs (not tight there, so this has no failing companion; the stage tests have)."""
+    pair, m_ub, _ = LAPLACE_STAGE[name]
+    if pair == "bestfit":
+        d, dp = _pair(BF_COUNTS, BF_MEANS, moved=0)
+    elif pair == "wrap":
+        d, dp = _pair(WR_COUNTS, WR_MEANS, moved=2)
+    else:
+        d, dp = _pair(COUNTS, MEANS, moved=0)
+    ok = _audit(name, d, dp, 1.0, 1.0, m_ub=m_ub, seed=3)
+    assert not ok.violated, str(ok)
+
+
 # ---------------------------------------------------------------------------------------------
 # Selection stages at their own budgets
 # ---------------------------------------------------------------------------------------------
