@@ -73,24 +73,30 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=10_000_000)
     parser.add_argument("--repeat", type=int, default=1)
+    parser.add_argument("--data-dir", help="keep the generated files here and reuse them")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(args.data_dir or tmp)
+        folder.mkdir(parents=True, exist_ok=True)
         t0 = time.perf_counter()
-        frame = make_records(args.rows)
-        parquet = Path(tmp) / "records.parquet"
-        csv = Path(tmp) / "records.csv"
-        frame.write_parquet(parquet)
-        frame.write_csv(csv, datetime_format="%Y-%m-%d %H:%M:%S")
-        del frame
+        parquet = folder / f"records-{args.rows}.parquet"
+        csv = folder / f"records-{args.rows}.csv"
+        if not (parquet.exists() and csv.exists()):
+            frame = make_records(args.rows)
+            frame.write_parquet(parquet)
+            frame.write_csv(csv, datetime_format="%Y-%m-%d %H:%M:%S")
+            del frame
         print(
             f"generated {args.rows:,} records in {time.perf_counter() - t0:.1f} s "
-            f"(parquet {parquet.stat().st_size / 1e6:.0f} MB, csv {csv.stat().st_size / 1e6:.0f} MB)"
+            f"(parquet {parquet.stat().st_size / 1e6:.0f} MB, "
+            f"csv {csv.stat().st_size / 1e6:.0f} MB)"
         )
         config = PrepConfig()
         for label, path, target in (("parquet", parquet, 8.0), ("csv", csv, 20.0)):
             for _ in range(args.repeat):
+                phases: dict[str, float] = {}
                 t = time.perf_counter()
-                prepared = prepare_file(path, config=config)
+                prepared = prepare_file(path, config=config, timings=phases)
                 elapsed = time.perf_counter() - t
                 r = prepared.report
                 print(
@@ -98,6 +104,7 @@ def main() -> None:
                     f"{r.records:,} records, {len(prepared.summaries):,} (HAT, user) rows, "
                     f"{r.hats:,} HATs, {r.zeros_dropped:,} zeros dropped, {r.clamped:,} clamped"
                 )
+                print("    " + ", ".join(f"{k} {v:.2f} s" for k, v in phases.items()))
 
 
 if __name__ == "__main__":

@@ -22,6 +22,7 @@ time; nothing is converted between zones.
 from __future__ import annotations
 
 import os
+import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
@@ -183,14 +184,33 @@ def prepare_file(
     columns: ColumnMap = DEFAULT_COLUMNS,
     config: PrepConfig = DEFAULT_CONFIG,
     fmt: str | None = None,
+    *,
+    timings: dict[str, float] | None = None,
 ) -> Prepared:
     """Prepare a CSV or Parquet file directly with polars (the fast path for big files).
 
     Same result as ``prepare(read_table(path), columns, config)``, reading only the five mapped
-    columns. ``path`` may also be bytes or a file object, as for :func:`read_table`.
+    columns. ``path`` may also be bytes or a file object, as for :func:`read_table`. If a dict
+    is given as ``timings``, the seconds spent in each phase are stored in it (for the bench).
     """
+    clock = _Clock(timings)
     frame = read_polars(path, fmt, columns=list(columns.as_tuple()))
-    return _prepare_polars(frame, columns, config)
+    clock.tick("read")
+    return _prepare_polars(frame, columns, config, clock)
+
+
+class _Clock:
+    """Seconds per phase into a dict, when one is given (``bench/bench_prepare.py``)."""
+
+    def __init__(self, timings: dict[str, float] | None) -> None:
+        self.timings = timings
+        self.last = time.perf_counter()
+
+    def tick(self, phase: str) -> None:
+        if self.timings is not None:
+            now = time.perf_counter()
+            self.timings[phase] = self.timings.get(phase, 0.0) + now - self.last
+            self.last = now
 
 
 # ----------------------------------------------------------------------------------------------
@@ -254,22 +274,62 @@ def _time_us(frame: pl.DataFrame, col: str) -> tuple[pl.Expr, pl.Expr]:
         ok = v.is_finite() & (v.abs() <= _MAX_EPOCH_S)
         us = pl.when(ok).then((v * _US_PER_S).floor()).otherwise(None).cast(pl.Int64)
         return us, v.is_null() | v.is_nan()
-    text = c.cast(pl.String).str.strip_chars()
-    missing = c.is_null() | (text == "")
-    sample = frame.get_column(col).cast(pl.String).drop_nulls().head(1000)
+    text = frame.get_column(col).cast(pl.String)
+    parsed = _parse_time_text(text)
+    missing = c.is_null() | c.cast(pl.String).str.contains(r"^\s*$")
+    return pl.lit(parsed), missing
+
+
+_TIME_FORMATS = (
+    "%Y-%m-%d %H:%M:%S",
+    "%Y-%m-%dT%H:%M:%S",
+    "%Y-%m-%d %H:%M:%S%.f",
+    "%Y-%m-%dT%H:%M:%S%.f",
+    "%Y-%m-%d %H:%M",
+    "%Y-%m-%dT%H:%M",
+    "%Y/%m/%d %H:%M:%S",
+    "%Y-%m-%d",
+)
+
+
+def _parse_time_text(text: pl.Series) -> pl.Series:
+    """Text timestamps -> wall-clock microseconds since 1970 (null where unparseable).
+
+    A format that parses a sample of the first values is tried on the whole column (fast);
+    the rows it misses get polars' own format inference after stripping blanks and any trailing
+    UTC offset (the wall-clock time shown is kept, no zone conversion).
+    """
+    sample = text.drop_nulls().head(1000)
     if sample.str.contains(_OFFSET_RE).any():
         text = text.str.replace(_OFFSET_RE, "")
-    parsed = text.str.to_datetime(strict=False, time_unit="us")
-    return parsed.dt.epoch("us"), missing
+        sample = sample.str.replace(_OFFSET_RE, "")
+    parsed = pl.Series(text.name, [None] * len(text), dtype=pl.Datetime("us"))
+    for fmt in _TIME_FORMATS:
+        if sample.len() and sample.str.to_datetime(fmt, strict=False).null_count() == 0:
+            parsed = text.str.to_datetime(fmt, strict=False, time_unit="us")
+            break
+    misses = (parsed.is_null() & text.is_not_null()).arg_true()
+    if misses.len():
+        rest = text.gather(misses).str.strip_chars().str.replace(_OFFSET_RE, "")
+        tries = [rest.str.to_datetime(f, strict=False, time_unit="us") for f in _TIME_FORMATS]
+        try:
+            tries.append(rest.str.to_datetime(strict=False, time_unit="us"))
+        except pl.exceptions.ComputeError:  # no format could be inferred from these values
+            pass
+        parsed = parsed.scatter(misses, pl.select(pl.coalesce(tries)).to_series())
+    return parsed.dt.epoch("us").alias("t_us")
 
 
-def _prepare_polars(frame: pl.DataFrame, columns: ColumnMap, config: PrepConfig) -> Prepared:
+def _prepare_polars(
+    frame: pl.DataFrame, columns: ColumnMap, config: PrepConfig, clock: _Clock | None = None
+) -> Prepared:
+    clock = clock or _Clock(None)
     if frame.height == 0:
         raise HexplorerError("The data has no rows.")
     ucol, latcol, loncol, tcol, vcol = columns.as_tuple()
     schema = frame.schema
     user = pl.col(ucol).cast(pl.String)
-    user_missing = user.is_null() | (user.str.strip_chars() == "")
+    user_missing = user.is_null() | user.str.contains(r"^\s*$")
     lat, lat_missing = _number(latcol, schema[latcol])
     lon, lon_missing = _number(loncol, schema[loncol])
     t_us, t_missing = _time_us(frame, tcol)
@@ -301,6 +361,7 @@ def _prepare_polars(frame: pl.DataFrame, columns: ColumnMap, config: PrepConfig)
         code.alias("_reason"),
     )
     rows_read = frame.height
+    clock.tick("parse and check")
     codes = work.get_column("_reason").to_numpy()
     bad = codes != 0
     rejected: dict[str, int] = {}
@@ -349,6 +410,7 @@ def _prepare_polars(frame: pl.DataFrame, columns: ColumnMap, config: PrepConfig)
         "user", "lat", "lon", slot_key.alias("slot"), "value"
     )
 
+    clock.tick("reject and drop zeros")
     upper = config.upper
     value = work.get_column("value").to_numpy()
     clamped_low = int(np.count_nonzero(value < 0))
@@ -358,7 +420,9 @@ def _prepare_polars(frame: pl.DataFrame, columns: ColumnMap, config: PrepConfig)
 
     lat_np = work.get_column("lat").to_numpy()
     lon_np = work.get_column("lon").to_numpy()
+    clock.tick("clamp")
     cells = _cells(lat_np, lon_np, config.resolution)
+    clock.tick("h3 cells")
     records = pl.DataFrame(
         {
             "cell": cells,
@@ -368,7 +432,9 @@ def _prepare_polars(frame: pl.DataFrame, columns: ColumnMap, config: PrepConfig)
         }
     )
     agg = aggregate(records)
+    clock.tick("aggregate")
     summaries = _label(agg, config)
+    clock.tick("labels, sort, to pandas")
     report = PrepReport(
         rows_read=rows_read,
         rejected=rejected,
@@ -384,6 +450,7 @@ def _prepare_polars(frame: pl.DataFrame, columns: ColumnMap, config: PrepConfig)
         slots=int(agg.get_column("slot").n_unique()),
         upper=upper,
     )
+    clock.tick("report")
     return Prepared(summaries=summaries, report=report, config=config, columns=columns)
 
 

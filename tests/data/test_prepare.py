@@ -271,3 +271,23 @@ def test_summaries_sorted_by_hat_then_user():
         pd.testing.assert_frame_equal(s, expected)
         assert s["m"].sum() == n
         assert s["s"].sum() == pytest.approx(raw["speed"].sum())
+
+
+def test_text_times_mixed_formats_and_blanks():
+    times = [
+        "2024-03-05 08:10:00",
+        "2024-03-05 08:20:00.5",
+        " 2024-03-05 09:00 ",
+        "2024-03-05T10:05",
+        "soon",
+        " ",
+    ]
+    raw = pd.DataFrame({"user_id": "a", "lat": LAT, "lon": LON, "timestamp": times, "speed": 1.0})
+    p = prepare(raw)
+    assert p.summaries["slot"].tolist() == [
+        "2024-03-05T08:00",
+        "2024-03-05T09:00",
+        "2024-03-05T10:00",
+    ]
+    assert p.summaries["m"].tolist() == [2, 1, 1]
+    assert p.report.rejected == {"timestamp not a valid time": 1, "missing timestamp": 1}
