@@ -24,6 +24,24 @@ def current_hat(spec: DataSpec) -> str:
     return str(ss[state.HAT])
 
 
+def picked_row(selection_state, layer_id: str) -> dict | None:
+    """The data row clicked on layer ``layer_id``, from ``st.pydeck_chart``'s selection state.
+
+    The state looks like ``{"selection": {"indices": {layer: [i]}, "objects": {layer: [row]}}}``;
+    None when nothing (or nothing on that layer) is selected.
+
+    >>> picked_row({"selection": {"indices": {"h": [0]}, "objects": {"h": [{"hat": "c/s"}]}}}, "h")
+    {'hat': 'c/s'}
+    >>> picked_row({"selection": {"indices": {}, "objects": {}}}, "h") is None
+    True
+    """
+    try:
+        rows = selection_state["selection"]["objects"].get(layer_id) or []
+    except (KeyError, TypeError, AttributeError):
+        return None
+    return dict(rows[0]) if rows else None
+
+
 def select_hat(label: str) -> None:
     """Make ``label`` the HAT every page shows (use from callbacks)."""
     st.session_state[state.HAT] = label

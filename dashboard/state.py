@@ -33,6 +33,7 @@ MAP_SLOT = "map_slot"
 MAP_METRIC = "map_metric"  # "records" | "users" | "true_mean"
 MAP_CELL = "map_cell"  # the Map page's select box
 MAP_DECK = "map_deck"  # the pydeck selection (read-only widget state)
+MAP_HAT_SEEN = "map_hat_seen"  # the HAT the Map page last showed (to follow changes elsewhere)
 
 # --- One hexagon -----------------------------------------------------------------------------
 EPSILON = "epsilon"

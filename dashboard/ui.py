@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 from streamlit.errors import StreamlitAPIException
 
+from core.errors import HexplorerError
 from dashboard.charts import PNG_CONFIG
 
 LEARN_PAGE = "dashboard/pages/learn.py"
@@ -45,3 +49,12 @@ def learn_link(label: str) -> None:
         st.page_link(LEARN_PAGE, label=label, icon=":material/school:")
     except (StreamlitAPIException, KeyError):
         st.caption(f"{label}: see the Learn page.")
+
+
+@contextmanager
+def errors_shown() -> Iterator[None]:
+    """Show a :class:`HexplorerError` raised inside the block as ``st.error``, never a traceback."""
+    try:
+        yield
+    except HexplorerError as exc:
+        st.error(str(exc), icon=":material/error:")

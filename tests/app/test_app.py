@@ -428,3 +428,41 @@ def test_upload_limit_is_stated_and_configured():
     at = _app("data")
     at.sidebar.radio(key=state.SOURCE).set_value("upload").run()
     assert f"up to {state.MAX_UPLOAD_MB} MB" in at.sidebar.file_uploader(key=state.UPLOAD).label
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "config"),
+    [
+        (state.SLOT_KIND, "hour-of-day", {"slot": "hour-of-day"}),
+        (state.RESOLUTION, 8, {"resolution": 8}),
+        (state.KEEP_ZEROS, True, {"keep_zeros": True}),
+        (state.SLOT_LENGTH, "2h", {"slot": "2h"}),
+    ],
+)
+def test_sidebar_settings_reach_core(key, value, config):
+    at = _app("data")
+    widget = {
+        state.SLOT_KIND: at.sidebar.radio,
+        state.RESOLUTION: at.sidebar.slider,
+        state.KEEP_ZEROS: at.sidebar.checkbox,
+        state.SLOT_LENGTH: at.sidebar.selectbox,
+    }[key](key=key)
+    widget.set_value(value).run()
+    _ok(at)
+    assert not at.error
+    rep = prepare(load_demo(), config=PrepConfig(**config)).report
+    assert _metrics(at)["HATs"] == f"{rep.hats:,}"
+    at.switch_page(PAGES["one"]).run()
+    _ok(at)
+
+
+def test_map_follows_a_hat_chosen_on_another_page(oracle):
+    at = _app("one")
+    other = oracle["hats"].iloc[3]
+    at.selectbox(key=state.HAT_PICK).set_value(other["hat"]).run()
+    _ok(at)
+    assert at.session_state[state.HAT] == other["hat"]
+    at.switch_page(PAGES["map"]).run()
+    _ok(at)
+    assert at.session_state[state.MAP_SLOT] == other["slot"]
+    assert at.selectbox(key=state.MAP_CELL).value == other["cell"]
