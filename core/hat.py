@@ -77,10 +77,17 @@ class HatData:
         )
         if not (s.shape == q.shape == ids.shape == m.shape):
             raise HexplorerError("counts, sums, sumsq and user_ids must have the same length.")
+        if np.unique(ids.astype(str)).size != ids.size:
+            raise HexplorerError(
+                "Each user must appear once per HAT (one (m, s, q) row each); found a repeated user id. "
+                "Aggregate per (HAT, user) first."
+            )
         means = s / m
         tol = 1e-9 * upper
         if not np.all(np.isfinite(means)) or np.any(means < -tol) or np.any(means > upper + tol):
-            raise HexplorerError(f"Every user's mean must lie in [0, U] = [0, {upper:g}]; clamp values first.")
+            raise HexplorerError(
+                f"Every user's mean must lie in [0, U] = [0, {upper:g}]; clamp values first."
+            )
         order = np.lexsort((ids.astype(str), -m))
         return cls(
             counts=m[order],

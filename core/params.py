@@ -20,9 +20,15 @@ def check_epsilon(epsilon: float) -> float:
     try:
         value = float(epsilon)
     except (TypeError, ValueError):
-        raise HexplorerError(f"The 'epsilon' parameter must be a number > 0. Got {epsilon!r} instead.") from None
+        raise HexplorerError(
+            f"The 'epsilon' parameter must be a number > 0. Got {epsilon!r} instead."
+        ) from None
     if not math.isfinite(value) or value <= 0:
         raise HexplorerError(f"The 'epsilon' parameter must be > 0. Got {epsilon!r} instead.")
+    if not math.isfinite(2.0 / value):
+        raise HexplorerError(
+            f"The 'epsilon' parameter is too small to compute with. Got {epsilon!r} instead."
+        )
     return value
 
 
@@ -31,7 +37,9 @@ def check_upper(upper: float) -> float:
     try:
         value = float(upper)
     except (TypeError, ValueError):
-        raise HexplorerError(f"The 'upper' parameter (U) must be a number > 0. Got {upper!r} instead.") from None
+        raise HexplorerError(
+            f"The 'upper' parameter (U) must be a number > 0. Got {upper!r} instead."
+        ) from None
     if not math.isfinite(value) or value <= 0:
         raise HexplorerError(f"The 'upper' parameter (U) must be > 0. Got {upper!r} instead.")
     return value
@@ -54,8 +62,10 @@ def check_m_ub(m_ub: int, counts: np.ndarray) -> int:
     try:
         value = int(m_ub)
     except (TypeError, ValueError):
-        raise HexplorerError(f"The 'm_ub' parameter must be an integer. Got {m_ub!r} instead.") from None
-    if value != m_ub or not m_min <= value <= m_max:
+        raise HexplorerError(
+            f"The 'm_ub' parameter must be an integer. Got {m_ub!r} instead."
+        ) from None
+    if isinstance(m_ub, bool) or value != m_ub or not m_min <= value <= m_max:
         raise HexplorerError(
             f"The 'm_ub' parameter must be an integer in [m_*, m*] = [{m_min}, {m_max}]. Got {m_ub!r} instead."
         )

@@ -22,6 +22,18 @@ from core.params import check_upper
 from core.worstcase import check_counts
 
 
+def _check_positive_int(name: str, value) -> int:
+    try:
+        out = int(value)
+    except (TypeError, ValueError):
+        raise HexplorerError(
+            f"The '{name}' parameter must be an integer >= 1. Got {value!r}."
+        ) from None
+    if isinstance(value, bool) or out != value or out < 1:
+        raise HexplorerError(f"The '{name}' parameter must be an integer >= 1. Got {value!r}.")
+    return out
+
+
 def _check_lambda(lam) -> int:
     try:
         value = int(lam)
@@ -297,10 +309,8 @@ def extreme_counts(n_users: int = 101, m_star: int = 10) -> np.ndarray:
     >>> c.size, int(c[0]), int(c[1:].max())
     (101, 10, 1)
     """
-    if int(n_users) != n_users or n_users < 1:
-        raise HexplorerError(f"The 'n_users' parameter must be an integer >= 1. Got {n_users!r}.")
-    if int(m_star) != m_star or m_star < 1:
-        raise HexplorerError(f"The 'm_star' parameter must be an integer >= 1. Got {m_star!r}.")
-    c = np.ones(int(n_users), dtype=np.int64)
-    c[0] = int(m_star)
+    n_users = _check_positive_int("n_users", n_users)
+    m_star = _check_positive_int("m_star", m_star)
+    c = np.ones(n_users, dtype=np.int64)
+    c[0] = m_star
     return c
