@@ -17,6 +17,7 @@ import polars as pl
 from core.errors import HexplorerError
 
 _PARQUET_MAGIC = b"PAR1"
+_SNIFF_BYTES = 65_536
 _SUFFIX_FORMAT = {
     ".csv": "csv",
     ".txt": "csv",
@@ -48,17 +49,17 @@ def _resolve(source: Any, fmt: str | None) -> tuple[str | bytes, str, str]:
             raise HexplorerError(f"The file '{name}' is empty.")
         data: str | bytes = name
         with open(path, "rb") as handle:
-            head = handle.read(4)
+            head = handle.read(_SNIFF_BYTES)
     elif isinstance(source, bytes | bytearray | memoryview):
         data = bytes(source)
-        head = data[:4]
+        head = data[:_SNIFF_BYTES]
     elif hasattr(source, "read"):
         name = getattr(source, "name", None)
         raw = source.read()
         if isinstance(raw, str):
             raw = raw.encode("utf-8")
         data = bytes(raw)
-        head = data[:4]
+        head = data[:_SNIFF_BYTES]
     else:
         raise HexplorerError(
             f"Cannot read data from a {type(source).__name__}; give a path, bytes or a file object."
@@ -73,8 +74,23 @@ def _resolve(source: Any, fmt: str | None) -> tuple[str | bytes, str, str]:
             ".csv or .parquet. "
             f"Got {fmt!r} instead."
         )
-    chosen = explicit or _format_from(name) or ("parquet" if head == _PARQUET_MAGIC else "csv")
+    chosen = explicit or _format_from(name) or ("parquet" if head[:4] == _PARQUET_MAGIC else "csv")
+    if chosen != "parquet":
+        _check_text(head, label)
     return data, chosen, label
+
+
+def _check_text(head: bytes, label: str) -> None:
+    """A CSV must be UTF-8 text: refuse binary content before polars reads it lossily."""
+    if b"\x00" in head:
+        raise HexplorerError(f"Could not read {label} as CSV: it contains binary data, not text.")
+    try:
+        head.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        if exc.start < len(head) - 4:  # not just a character cut at the end of the sample
+            raise HexplorerError(
+                f"Could not read {label} as CSV: it is not UTF-8 text (byte {exc.start})."
+            ) from None
 
 
 def read_polars(
@@ -108,9 +124,9 @@ def read_polars(
         else:
             separator = "\t" if chosen == "tsv" else ","
             frame = _read_csv(handle, separator, columns)
-    except HexplorerError:
+    except (HexplorerError, KeyboardInterrupt, SystemExit):
         raise
-    except Exception as exc:  # polars/pyarrow raise many types for a corrupt file
+    except BaseException as exc:  # polars/pyarrow raise many types (even Rust panics) on bad files
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise HexplorerError(f"Could not read {label} as {chosen.upper()}: {first}") from None
     if frame.width == 0:
@@ -174,4 +190,12 @@ def read_table(source: Any, fmt: str | None = None) -> pd.DataFrame:
     >>> read_table(b"user_id,lat,lon,timestamp,speed\\nu1,21.2,72.8,2024-03-05 08:10,30\\n").shape
     (1, 5)
     """
-    return read_polars(source, fmt).to_pandas()
+    frame = read_polars(source, fmt)
+    try:
+        return frame.to_pandas()
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except BaseException as exc:  # e.g. a Rust panic on odd column names
+        raise HexplorerError(
+            f"Could not convert the file's table: {str(exc).splitlines()[0]}"
+        ) from None

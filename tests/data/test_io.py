@@ -125,3 +125,16 @@ def test_text_speed_in_csv_late_row():
     assert p.report.rejected == {"speed not a number": 1}
     assert p.summaries["m"].tolist() == [n - 1]
     assert p.summaries["s"].tolist() == [10.0 * (n - 1)]
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        b"\xff\xfe\x00\x01garbage\x00\x00\xff\n\x01\x02",  # binary
+        "user_id,speed\n\xe9,1\n".encode("latin-1"),  # not UTF-8
+        b"a,b\n1,2,3,4\n5\n",  # ragged
+    ],
+)
+def test_unreadable_csv_one_line_error(data):
+    with pytest.raises(HexplorerError, match="^Could not read the uploaded file as CSV: [^\n]*$"):
+        read_table(data)
