@@ -276,15 +276,24 @@ def cmd_worstcase(args: argparse.Namespace) -> Any:
 
 def cmd_compose(args: argparse.Namespace) -> Any:
     from core import multigrid
+    from core.data import hat_table
 
-    prepared = _prepared(args)
-    grids = multigrid.select_grids(prepared.summaries, slot=args.slot_filter, day=args.day)
+    summaries = _prepared(args).summaries
+    slot = args.slot_filter
+    if slot is None and args.day is None:
+        slot = hat_table(summaries)["slot"].iloc[0]  # all cells of the busiest HAT's slot
+    rows = multigrid.select_grids(summaries, slot=slot, day=args.day)
+    grids = multigrid.GridSet.from_summaries(rows)
     epsilons = _epsilons(args.epsilon)
-    out = multigrid.compose(grids, epsilons, args.upper)
+    out = {"slot": slot, "day": args.day, **multigrid.compose(grids, epsilons, args.upper)}
     if args.release:
         if len(epsilons) != 1:
             raise HexplorerError("--release needs exactly one --epsilon value.")
-        table = multigrid.release_grids(grids, epsilons[0], args.upper, rng=_rng(args.seed))
+        chop = multigrid.chop_user(grids, epsilons[0], upper=args.upper)
+        table = multigrid.release_grids(
+            grids, epsilons[0], upper=args.upper, rng=_rng(args.seed), retained=chop.retained
+        )
+        out["release_privacy_loss"] = chop.privacy_loss
         out["release"] = table.to_dict(orient="records")
     return out
 
@@ -365,11 +374,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--slot-filter",
         metavar="SLOT",
-        help="grids = all cells of this slot (default: busiest slot)",
+        help="grids = all cells of this slot (default: the busiest HAT's slot)",
     )
     p.add_argument("--day", metavar="YYYY-MM-DD", help="grids = all HATs of this day")
     p.add_argument(
-        "--release", action="store_true", help="also release noisy mean and variance per grid"
+        "--release",
+        action="store_true",
+        help="also release noisy mean and variance per grid, after CHOP-USER (privacy loss K*eps)",
     )
     p.add_argument("--seed", type=int)
     p.set_defaults(func=cmd_compose)

@@ -275,3 +275,33 @@ def test_counts_file_with_text_is_status_2(capsys, tmp_path):
     path.write_text("3\nfour\n")
     status, _, err = run(capsys, "worstcase", "--counts", path, "--epsilon", "1")
     assert status == 2 and "'four'" in err
+
+
+def test_compose_matches_core_and_chop_never_raises_k(capsys, tmp_path):
+    from core import multigrid
+
+    frames = []
+    for k, (dlat, dlon) in enumerate([(0, 0), (0.05, 0), (0, 0.05)]):
+        df = _records({"a": 6 + k, "b": 4, "c": 3 + k, "d": 2})
+        df["la"] += dlat
+        df["lo"] += dlon
+        frames.append(df)
+    path = tmp_path / "city.csv"
+    pd.concat(frames).to_csv(path, index=False)
+    out = run_json(capsys, "compose", path, *MAPPING, "--epsilon", "0.5", "1")
+    assert (out["grids"], out["users"], out["max_grids_per_user"]) == (3, 4, 3)
+    raw = pd.read_csv(path)
+    columns = ColumnMap(user="bus", lat="la", lon="lo", time="t", value="kmh")
+    summaries = prepare(raw, columns, PrepConfig()).summaries
+    expected = multigrid.compose(multigrid.GridSet.from_summaries(summaries), [0.5, 1.0], 65.0)
+    for row, exp in zip(out["results"], expected["results"], strict=True):
+        assert row["basic_loss"] == pytest.approx(3 * row["epsilon"])
+        assert row["user_loss"] == pytest.approx(3 * row["epsilon"])
+        assert row == {k: pytest.approx(v) for k, v in exp.items()}
+        assert row["chop_k"] <= 3
+        assert row["max_error_after"] <= row["threshold"] + 1e-9
+    released = run_json(
+        capsys, "compose", path, *MAPPING, "--epsilon", "1", "--release", "--seed", "1"
+    )
+    assert len(released["release"]) == 3
+    assert {"noisy_mean", "noisy_var", "true_mean"} <= set(released["release"][0])
