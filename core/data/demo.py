@@ -28,6 +28,7 @@ import functools
 import h3
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 SEED = 20240304
 CENTRE = (21.195, 72.83)
@@ -92,7 +93,7 @@ def _generate(seed: int = SEED) -> pd.DataFrame:
         circulator, rng.uniform(10.0, 16.0, N_BUSES), rng.uniform(10.0, 30.0, N_BUSES)
     )
     p_long = np.where(circulator, P_LONG[1], P_LONG[0])
-    names = np.array([f"bus-{i:03d}" for i in range(N_BUSES)], dtype=object)
+    names = [f"bus-{i:03d}" for i in range(N_BUSES)]
 
     # one row per (day, bus): the shift (70% all day, 30% a shorter middle shift)
     n_rows = N_DAYS * N_BUSES
@@ -181,16 +182,18 @@ def _generate(seed: int = SEED) -> pd.DataFrame:
     loop_speed[rng.random(loop_speed.size) < STOP_SHARE] = 0.0
     speed[in_loop] = loop_speed
 
+    # rows come out by day, then bus, then time
     seconds = np.round(day[rep_row] * 86400 + start[rep_row] + rel).astype(np.int64)
-    ids = bus[rep_row]
-    order = np.argsort(seconds * N_BUSES + ids, kind="stable")
+    user = pa.array(names).take(pa.array(bus[rep_row]))
     return pd.DataFrame(
         {
-            "user_id": pd.Series(names[ids[order]], dtype="str"),
-            "lat": np.round(hub_lat + north[order] / _M_PER_DEG, 6),
-            "lon": np.round(hub_lon + east[order] / (_M_PER_DEG * cos_lat), 6),
-            "timestamp": FIRST_DAY + seconds[order].astype("timedelta64[s]"),
-            "speed": np.round(speed[order], 1),
+            "user_id": user.to_pandas(
+                types_mapper={pa.string(): pd.StringDtype("pyarrow", na_value=np.nan)}.get
+            ),
+            "lat": np.round(hub_lat + north / _M_PER_DEG, 6),
+            "lon": np.round(hub_lon + east / (_M_PER_DEG * cos_lat), 6),
+            "timestamp": FIRST_DAY + seconds.astype("timedelta64[s]"),
+            "speed": np.round(speed, 1),
         }
     )
 

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import h3
-import numpy as np
 import pandas as pd
+import polars as pl
 
 from core.errors import HexplorerError
 from core.hat import HatData
@@ -62,29 +62,24 @@ def hat_table(summaries: pd.DataFrame) -> pd.DataFrame:
     [[3, 8, 5, 1, 2]]
     """
     _check_summaries(summaries)
-    hats = summaries["hat"].to_numpy().astype(str)
-    m = summaries["m"].to_numpy().astype(np.int64)
-    order = np.lexsort((-m, hats))  # by hat, then count descending
-    hats_sorted, m_sorted = hats[order], m[order]
-    starts = np.flatnonzero(np.r_[True, hats_sorted[1:] != hats_sorted[:-1]])
-    ends = np.r_[starts[1:], hats_sorted.size]
-    users = ends - starts
-    records = np.add.reduceat(m_sorted, starts)
-    first = order[starts]
-    table = pd.DataFrame(
-        {
-            "hat": hats_sorted[starts],
-            "cell": summaries["cell"].to_numpy()[first].astype(str),
-            "slot": summaries["slot"].to_numpy()[first].astype(str),
-            "users": users.astype(np.int64),
-            "records": records.astype(np.int64),
-            "m_max": m_sorted[starts],
-            "m_min": m_sorted[ends - 1],
-            "m_median": m_sorted[starts + (users + 1) // 2 - 1],
-        }
+    frame = pl.from_pandas(summaries[["hat", "cell", "slot", "m"]])
+    m_desc = pl.col("m").sort(descending=True)
+    table = (
+        frame.group_by("hat")
+        .agg(
+            pl.col("cell").first().cast(pl.String),
+            pl.col("slot").first().cast(pl.String),
+            pl.len().cast(pl.Int64).alias("users"),
+            pl.col("m").sum().cast(pl.Int64).alias("records"),
+            pl.col("m").max().cast(pl.Int64).alias("m_max"),
+            pl.col("m").min().cast(pl.Int64).alias("m_min"),
+            # the ceil(L/2)-th largest count
+            m_desc.gather((pl.len() + 1) // 2 - 1).first().cast(pl.Int64).alias("m_median"),
+        )
+        .with_columns(pl.col("hat").cast(pl.String))
+        .sort(["records", "hat"], descending=[True, False])
     )
-    busiest = np.lexsort((table["hat"].to_numpy(), -table["records"].to_numpy()))
-    return table.iloc[busiest].reset_index(drop=True)
+    return table.select(HAT_TABLE_COLUMNS).to_pandas()
 
 
 def hat_data(summaries: pd.DataFrame, hat: str | None = None, upper: float = 65.0) -> HatData:
