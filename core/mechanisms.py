@@ -184,6 +184,9 @@ class Mechanism:
     run : callable
         ``run(hat, epsilon, m_ub, rng, size) -> Draws`` with validated inputs and ``m_ub``
         already resolved (None for mechanisms without arrays).
+    laplace_share : float
+        The share of ε spent by the final Laplace step (1, or 1/2 when an interval or threshold
+        is estimated privately first); publishing checks OpenDP's accounting against it.
     """
 
     name: str
@@ -192,6 +195,7 @@ class Mechanism:
     m_ub_rule: str | None
     reference: str
     run: RunFn = field(repr=False)
+    laplace_share: float = 1.0
 
     @property
     def uses_m_ub(self) -> bool:
@@ -613,18 +617,18 @@ MECHANISMS: dict[str, Mechanism] = {
                   run=_arrayavg("bestfit", "arrayavg-best")),
         Mechanism(name="levy-wrap", title="Levy (WrapAround)", grouping="wraparound",
                   m_ub_rule="levy", reference=f"{_S0}-D, Figure 1",
-                  run=_levy("wraparound", "levy-wrap")),
+                  run=_levy("wraparound", "levy-wrap"), laplace_share=0.5),
         Mechanism(name="quantile-fixed-wrap", title="FixedQuantile (WrapAround)",
                   grouping="wraparound", m_ub_rule="levy", reference=f"{_S0}-E1, Figure 1",
-                  run=_quantile("wraparound", "quantile-fixed-wrap", eps_dependent=False)),
+                  run=_quantile("wraparound", "quantile-fixed-wrap", eps_dependent=False), laplace_share=0.5),
         Mechanism(name="levy", title="Levy (BestFit)", grouping="bestfit", m_ub_rule="levy",
-                  reference=f"{_S0}-D", run=_levy("bestfit", "levy")),
+                  reference=f"{_S0}-D", run=_levy("bestfit", "levy"), laplace_share=0.5),
         Mechanism(name="quantile-fixed", title="FixedQuantile (BestFit)", grouping="bestfit",
                   m_ub_rule="levy", reference=f"{_S0}-E1",
-                  run=_quantile("bestfit", "quantile-fixed", eps_dependent=False)),
+                  run=_quantile("bestfit", "quantile-fixed", eps_dependent=False), laplace_share=0.5),
         Mechanism(name="quantile-eps", title="ε-DependentQuantile (BestFit)", grouping="bestfit",
                   m_ub_rule="levy", reference=f"{_S0}-E2",
-                  run=_quantile("bestfit", "quantile-eps", eps_dependent=True)),
+                  run=_quantile("bestfit", "quantile-eps", eps_dependent=True), laplace_share=0.5),
         Mechanism(name="opt-arrayavg", title="OPT-Array-Averaging", grouping="bestfit",
                   m_ub_rule="opt", reference="seed 003 (m_UB^(O,1) = m^(ε))",
                   run=_arrayavg("bestfit", "opt-arrayavg")),
@@ -634,7 +638,7 @@ MECHANISMS: dict[str, Mechanism] = {
         Mechanism(name="opt-bounding", title="Worst-case-optimal bounding", grouping=None,
                   m_ub_rule=None, reference="seed 004, Theorem III.1", run=_opt_bounding),
         Mechanism(name="akmv", title="AKMV bounding", grouping=None, m_ub_rule=None,
-                  reference="Amin et al. 2019, adapted (SPEC section 3)", run=_akmv),
+                  reference="Amin et al. 2019, adapted (SPEC section 3)", run=_akmv, laplace_share=0.5),
     )
 }  # fmt: skip
 

@@ -417,10 +417,11 @@ def publish(
         sens = float(draws.sensitivity[0])
         noisy, lap_eps = opendp_laplace([noiseless], scale, sens)
         estimate = float(noisy[0])
-        if lap_eps > epsilon * (1.0 + 1e-9):
+        budget = epsilon * mech.laplace_share
+        if lap_eps > budget * (1.0 + 1e-9):
             raise HexplorerError(
                 f"Refusing to publish: OpenDP charges eps={lap_eps!r} for the Laplace step of "
-                f"{mech.name}, more than the requested epsilon={epsilon!r}."
+                f"{mech.name}, more than its share of the requested epsilon ({budget!r})."
             )
         clip = None
         if draws.clip_lo is not None and draws.clip_hi is not None:

@@ -213,3 +213,25 @@ def test_concurrent_requests_draw_noise_once(hat, ledger_file):
     assert len({o.release.estimate for o in outs}) == 1
     assert sum(not o.reused for o in outs) == 1
     assert len(Ledger(ledger_file).entries()) == 1
+
+
+@pytest.mark.parametrize(("name", "share"), [("baseline", 1.0), ("levy", 0.5), ("akmv", 0.5)])
+def test_refuses_when_opendp_charges_more_than_the_laplace_share(
+    hat, ledger_file, monkeypatch, name, share
+):
+    """A Laplace scale too small for the Laplace step's share of epsilon is caught before publishing."""
+    import dataclasses
+
+    from core import mechanisms
+
+    assert mechanisms.MECHANISMS[name].laplace_share == share
+    real = publish.run_mechanism
+
+    def halved(*args, **kwargs):
+        draws = real(*args, **kwargs)
+        return dataclasses.replace(draws, noise_scale=draws.noise_scale / 2)
+
+    monkeypatch.setattr(publish, "run_mechanism", halved)
+    with pytest.raises(HexplorerError, match="Refusing to publish"):
+        publish.publish(name, hat, 1.0, ledger=ledger_file)
+    assert not ledger_file.exists() or _lines(ledger_file) == []
