@@ -844,7 +844,6 @@ def _chop_kernel(
     bounds = np.searchsorted(grids.user[order], np.arange(grids.n_users + 1))
     order_l = order.tolist()
     uses = [order_l[a:b] for a, b in zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True)]
-    ugrids = [[pg[p] for p in lst] for lst in uses]
     g_init = grids.grids_per_user
     # Grids changed in round `rnd` have stamp[g] == rnd. Their stale (round-start) errors are
     # lower bounds of the current ones unless wobble[g] == rnd: removing other users from a grid
@@ -891,6 +890,12 @@ def _chop_kernel(
         top1_0 = list(top1)
         top2_0 = list(top2)
         wobbled: set[int] = set()
+        # need[i] = 1 once the grid of block entry i changed non-monotonically (see above):
+        # positions of each grid's entries in the block, row by row, to mark later users.
+        by_grid = np.argsort(gg, kind="stable")
+        grid_first = np.concatenate(([0], np.cumsum(np.bincount(gg, minlength=grids.n_grids))))
+        need = bytearray(n_lvl * k)
+        need_np = np.frombuffer(need, dtype=np.uint8)
         stop = False
         base = -width
         for row, usr in enumerate(level.tolist()):
@@ -925,12 +930,14 @@ def _chop_kernel(
                     if sv < best_v or (sv == best_v and g < best_g):
                         best_v, best_g, best_p = sv, g, p
             elif wobbled:
-                ug = ugrids[usr]
-                for g in wobbled.intersection(ug):
-                    p = uses[usr][ug.index(g)]
+                j = need.find(1, row * k, row * k + k)
+                while j >= 0:
+                    p = int(flat[j])
+                    g = pg[p]
                     v = post_error(g, pm[p])
                     if v < best_v or (v == best_v and g < best_g):
                         best_v, best_g, best_p = v, g, p
+                    j = need.find(1, j + 1, row * k + k)
             if best_p < 0 or best_v > threshold:
                 stop = True
                 stopped_by = str(grids.user_ids[usr])
@@ -942,17 +949,23 @@ def _chop_kernel(
             parent[p] = p + 1
             s_list[g] -= m
             alive_users[g] -= 1
-            f1 = find(starts[g])
+            f1 = starts[g]
+            if parent[f1] != f1:
+                f1 = find(f1)
             e = ends[g]
             top1[g] = pm[f1]  # a grid keeps one contributor, so f1 < e
-            f2 = find(f1 + 1)
+            f2 = f1 + 1
+            if parent[f2] != f2:
+                f2 = find(f2)
             top2[g] = pm[f2] if f2 < e else 0
             stamp[g] = rnd
-            if top1[g] != top1_0[g] or top2[g] != top2_0[g] or s_list[g] <= 3 * top1[g]:
+            if g not in wobbled and (
+                top1[g] != top1_0[g] or top2[g] != top2_0[g] or s_list[g] <= 3 * top1[g]
+            ):
                 wobbled.add(g)
-            i = uses[usr].index(p)
-            del uses[usr][i]
-            del ugrids[usr][i]
+                seg = by_grid[grid_first[g] : grid_first[g + 1]]
+                need_np[seg[np.searchsorted(seg, row * k + k) :]] = 1
+            uses[usr].remove(p)
             suppressed.append(p)
         if stop:
             break
