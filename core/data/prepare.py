@@ -498,10 +498,16 @@ def aggregate(records: pl.DataFrame) -> pl.DataFrame:
         any order. SPEC section 1, step 5: this is all the mathematics downstream needs, so any
         engine (DuckDB, Spark) producing the same frame can replace this function.
     """
-    return records.group_by(["cell", "slot", "user"]).agg(
-        pl.len().cast(pl.Int64).alias("m"),
-        pl.col("value").sum().alias("s"),
-        (pl.col("value") * pl.col("value")).sum().alias("q"),
+    # the lazy engine's group-by is 2-3x faster than the eager one here (bench_prepare.py)
+    return (
+        records.lazy()
+        .group_by(["cell", "slot", "user"])
+        .agg(
+            pl.len().cast(pl.Int64).alias("m"),
+            pl.col("value").sum().alias("s"),
+            (pl.col("value") * pl.col("value")).sum().alias("q"),
+        )
+        .collect()
     )
 
 
