@@ -857,6 +857,7 @@ def _chop_kernel(
     stopped_by: str | None = None
     wasted = 0
     pm_arr, pg_arr = grids.m, grids.grid
+    grid_key = np.uint16 if grids.n_grids <= 65536 else np.int64
     level = np.flatnonzero(g_init == k)
     rnd = 0
     while True:
@@ -892,7 +893,7 @@ def _chop_kernel(
         wobbled: set[int] = set()
         # need[i] = 1 once the grid of block entry i changed non-monotonically (see above):
         # positions of each grid's entries in the block, row by row, to mark later users.
-        by_grid = np.argsort(gg, kind="stable")
+        by_grid = np.argsort(gg.astype(grid_key), kind="stable")  # radix sort when uint16
         grid_first = np.concatenate(([0], np.cumsum(np.bincount(gg, minlength=grids.n_grids))))
         need = bytearray(n_lvl * k)
         need_np = np.frombuffer(need, dtype=np.uint8)
