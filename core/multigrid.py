@@ -846,10 +846,11 @@ def _chop_kernel(
     uses = [order_l[a:b] for a, b in zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True)]
     g_init = grids.grids_per_user
     # Grids changed in round `rnd` have stamp[g] == rnd. Their stale (round-start) errors are
-    # lower bounds of the current ones unless wobble[g] == rnd: removing other users from a grid
-    # only raises E_mu, E_Var and Delta_mu, and raises Delta_Var while S' > 2 Gamma*' (Delta_Var
-    # falls in S' there); so the stale value bounds the current one from below as long as the two
-    # largest counts are unchanged and S > 3 m*, which keeps S - m_l > 2 Gamma*' for every user.
+    # lower bounds of the current ones unless g is in `wobbled`: removing other users from a grid
+    # only raises E_mu, E_Var and Delta_mu, and raises Delta_Var while S' > 2 Gamma*' (it is not
+    # monotone for S' <= 2 Gamma*'); so the stale value bounds the current one from below as long
+    # as the two largest counts are unchanged and S > 3 m*, which keeps S - m_l > 2 Gamma*' for
+    # every user. Float rounding is monotone too, so the bound holds bit for bit.
     stamp = [-1] * grids.n_grids
     suppressed: list[int] = []
     k = int(g_init.max())
