@@ -1,0 +1,134 @@
+"""``@st.cache_data`` wrappers around :mod:`core.multigrid` for the Whole-city page.
+
+Thin calls into core, nothing mathematical (SPEC section 5 lives in ``core/multigrid.py``).
+Arguments are parameters (a :class:`~dashboard.compute.DataSpec`, the chosen slot or day, ε, a
+seed), so they form the cache key. The grid set is chosen exactly as ``hexplorer compose``
+chooses it (``--slot-filter`` or ``--day``), the release applies CHOP-USER's suppression and
+draws its noise from ``np.random.default_rng(seed)`` like ``hexplorer compose --release
+--seed``, so the page and the CLI show the same numbers.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from core import multigrid
+from core.errors import HexplorerError
+from core.multigrid import ChopResult, GridSet
+from dashboard import compute
+from dashboard.compute import DataSpec, Source
+
+_HASH = {Source: Source.key, DataSpec: DataSpec.key}
+
+
+def _cache(**kwargs):
+    return st.cache_data(show_spinner=False, hash_funcs=_HASH, **kwargs)
+
+
+def _is_absolute(slot: str) -> bool:
+    """An absolute window label 'YYYY-MM-DDTHH:MM' (not 'h08'): the only kind with a day."""
+    return len(slot) > 10 and slot[10] == "T"
+
+
+@_cache(max_entries=16)
+def slot_table(spec: DataSpec) -> pd.DataFrame:
+    """One row per slot, busiest (most records) first: slot, day, hexagons, users, records.
+
+    ``users`` sums the HATs' buses (a bus in two hexagons counts twice); ``day`` is '' for
+    hour-of-day slots. Ties keep the slot order.
+    """
+    hats = compute.hats(spec)
+    out = (
+        hats.groupby("slot", sort=True)
+        .agg(hexagons=("hat", "size"), users=("users", "sum"), records=("records", "sum"))
+        .reset_index()
+        .sort_values("records", ascending=False, kind="stable")
+        .reset_index(drop=True)
+    )
+    out.insert(1, "day", [s[:10] if _is_absolute(s) else "" for s in out["slot"]])
+    return out
+
+
+@_cache(max_entries=16)
+def day_table(spec: DataSpec) -> pd.DataFrame:
+    """One row per day of absolute slots, busiest first: day, slots, hexagons (HATs), records.
+
+    Empty for hour-of-day slots (they have no day).
+    """
+    slots = slot_table(spec)
+    slots = slots[slots["day"] != ""]
+    return (
+        slots.groupby("day", sort=True)
+        .agg(slots=("slot", "size"), hats=("hexagons", "sum"), records=("records", "sum"))
+        .reset_index()
+        .sort_values("records", ascending=False, kind="stable")
+        .reset_index(drop=True)
+    )
+
+
+@_cache(max_entries=32)
+def grid_set(spec: DataSpec, slot: str | None, day: str | None) -> GridSet:
+    """``core.multigrid.select_grids`` then ``GridSet.from_summaries`` (raises HexplorerError)."""
+    if slot is None and day is None:
+        raise HexplorerError("Choose a slot or a day: the set of grids is empty.")
+    rows = multigrid.select_grids(compute.prepared(spec).summaries, slot=slot, day=day)
+    return GridSet.from_summaries(rows)
+
+
+@_cache(max_entries=64)
+def chop(spec: DataSpec, slot: str | None, day: str | None, epsilon: float) -> ChopResult:
+    """``core.multigrid.chop_user`` on the chosen grids at per-grid budget ε."""
+    return multigrid.chop_user(grid_set(spec, slot, day), epsilon, upper=spec.upper)
+
+
+@_cache(max_entries=64)
+def release(
+    spec: DataSpec, slot: str | None, day: str | None, epsilon: float, seed: int
+) -> pd.DataFrame:
+    """One simulated run of the per-grid mechanism after CHOP-USER's suppression.
+
+    ``core.multigrid.release_grids(..., rng=np.random.default_rng(seed),
+    retained=chop.retained)``, one row per grid (hat, cell, slot, true and noisy mean and
+    variance, sensitivities, error bound, ...), plus ``error_before`` (E_g with nothing
+    suppressed, from the same ChopResult).
+    """
+    grids = grid_set(spec, slot, day)
+    result = chop(spec, slot, day, epsilon)
+    table = multigrid.release_grids(
+        grids,
+        epsilon,
+        upper=spec.upper,
+        rng=np.random.default_rng(seed),
+        retained=result.retained,
+    )
+    table["error_before"] = result.errors_before
+    return table
+
+
+@_cache(max_entries=64)
+def suppressed(spec: DataSpec, slot: str | None, day: str | None, epsilon: float) -> pd.DataFrame:
+    """The (user, HAT) pairs CHOP-USER suppressed, in order: user_id, hat, records_dropped, order."""
+    pairs = chop(spec, slot, day, epsilon).suppressed_pairs()
+    return pairs.rename(columns={"m": "records_dropped"})
+
+
+@_cache(max_entries=32)
+def losses(
+    spec: DataSpec, slot: str | None, day: str | None, epsilons: tuple[float, ...]
+) -> pd.DataFrame:
+    """``core.multigrid.compose`` over ``epsilons``: one row per ε with basic_loss, user_loss,
+    chop_k, chop_loss, threshold, max_error_after, suppressed_pairs."""
+    summary = multigrid.compose(grid_set(spec, slot, day), list(epsilons), spec.upper)
+    return pd.DataFrame(summary["results"])
+
+
+@_cache(max_entries=64)
+def privacy_loss(
+    spec: DataSpec, slot: str | None, day: str | None, epsilon: float
+) -> multigrid.PrivacyLoss:
+    """``core.multigrid.privacy_loss`` at ε: basic G·ε, by users ε·max G_ℓ, after CHOP-USER K·ε."""
+    return multigrid.privacy_loss(
+        grid_set(spec, slot, day), epsilon, chop(spec, slot, day, epsilon)
+    )

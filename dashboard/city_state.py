@@ -1,0 +1,64 @@
+"""Session-state keys and defaults of the Whole-city page (all prefixed ``city_``).
+
+Like :mod:`dashboard.state`: session state holds parameters, never results. Streamlit drops a
+widget's value when a page that does not draw the widget runs, and the other pages do not know
+these keys, so every widget value is also kept under a plain (non-widget) shadow key that no
+page removes; :func:`init` restores a dropped widget value from it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import streamlit as st
+
+from dashboard import state
+
+MODE = "city_mode"  # "slot" | "day": all cells of one slot, or all HATs of one day
+SLOT = "city_slot"  # the slot, in "slot" mode
+DAY = "city_day"  # "YYYY-MM-DD", in "day" mode
+MAP_SLOT = "city_map_slot"  # in "day" mode: which slot of the day the maps show
+EPSILON = "city_epsilon"  # per-grid budget ε
+STATISTIC = "city_statistic"  # "mean" | "var": what the maps show
+SEED = "city_seed"  # seed of the simulated noise; "new noise" adds one
+
+MODES = ("slot", "day")
+STATISTICS = ("mean", "var")
+EPSILON_OPTIONS = state.EPSILON_OPTIONS
+"""The ε slider's stops (shared with the One-hexagon page): log scale from 0.05 to 10."""
+
+LOSS_EPSILONS: tuple[float, ...] = (0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0)
+"""ε values of the privacy-loss curve (fixed, so that moving the slider does not rerun it)."""
+
+DEFAULTS: dict[str, Any] = {
+    MODE: "slot",
+    EPSILON: 1.0,
+    STATISTIC: "mean",
+    SEED: 0,
+}
+
+WIDGETS: tuple[str, ...] = (MODE, SLOT, DAY, MAP_SLOT, EPSILON, STATISTIC, SEED)
+
+
+def _shadow(key: str) -> str:
+    return f"_keep_{key}"
+
+
+def init() -> None:
+    """The shared :func:`dashboard.state.init`, then this page's defaults and kept values."""
+    state.init()
+    ss = st.session_state
+    for key in WIDGETS:
+        if key in ss:
+            ss[key] = ss[key]  # keep it across reruns of this page
+            ss[_shadow(key)] = ss[key]
+        elif _shadow(key) in ss:
+            ss[key] = ss[_shadow(key)]  # dropped while another page ran
+        elif key in DEFAULTS:
+            ss[key] = DEFAULTS[key]
+
+
+def remember(key: str, value: Any) -> None:
+    """Set a widget's value (before it is drawn, or from a callback) and its kept copy."""
+    st.session_state[key] = value
+    st.session_state[_shadow(key)] = value
