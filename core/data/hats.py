@@ -82,6 +82,29 @@ def hat_table(summaries: pd.DataFrame) -> pd.DataFrame:
     return table.select(HAT_TABLE_COLUMNS).to_pandas()
 
 
+def hat_means(summaries: pd.DataFrame) -> pd.DataFrame:
+    """True (non-private) mean value per HAT, f = sum s / sum m (SPEC section 1).
+
+    Returns a DataFrame with columns ``hat`` and ``mean`` in the order of :func:`hat_table`.
+
+    >>> s = pd.DataFrame({"hat": ["c/x", "c/x"], "cell": "c", "slot": "x", "user_id": ["a", "b"],
+    ...                   "m": [1, 3], "s": [10.0, 30.0], "q": [100.0, 300.0]})
+    >>> hat_means(s).values.tolist()
+    [['c/x', 10.0]]
+    """
+    _check_summaries(summaries)
+    frame = pl.from_pandas(summaries[["hat", "m", "s"]])
+    table = (
+        frame.group_by("hat")
+        .agg(pl.col("m").sum().alias("records"), pl.col("s").sum().alias("total"))
+        .with_columns(
+            pl.col("hat").cast(pl.String), (pl.col("total") / pl.col("records")).alias("mean")
+        )
+        .sort(["records", "hat"], descending=[True, False])
+    )
+    return table.select("hat", "mean").to_pandas()
+
+
 def hat_data(summaries: pd.DataFrame, hat: str | None = None, upper: float = 65.0) -> HatData:
     """The per-user summaries of one HAT as :class:`HatData` (busiest HAT when ``hat`` is None).
 

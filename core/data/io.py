@@ -165,6 +165,28 @@ def missing_column_message(name: str, available: list[str]) -> str:
     return f"Column '{name}' not found; the file has columns: {shown or '(none)'}"
 
 
+def column_names(source: Any, fmt: str | None = None) -> list[str]:
+    r"""A file's column names without reading its rows (Parquet schema or CSV header).
+
+    Same ``source`` and ``fmt`` as :func:`read_table`; raises :class:`HexplorerError` likewise.
+
+    >>> column_names(b"user_id,lat,lon,timestamp,speed\n")
+    ['user_id', 'lat', 'lon', 'timestamp', 'speed']
+    """
+    data, chosen, label = _resolve(source, fmt)
+    handle = io.BytesIO(data) if isinstance(data, bytes) else data
+    try:
+        if chosen == "parquet":
+            return [str(c) for c in pl.read_parquet_schema(handle)]
+        separator = "\t" if chosen == "tsv" else ","
+        return [str(c) for c in pl.read_csv(handle, separator=separator, n_rows=0).columns]
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except BaseException as exc:  # polars/pyarrow raise many types on a corrupt file
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise HexplorerError(f"Could not read {label} as {chosen.upper()}: {first}") from None
+
+
 def read_table(source: Any, fmt: str | None = None) -> pd.DataFrame:
     """Read raw records from CSV or Parquet into a pandas DataFrame.
 

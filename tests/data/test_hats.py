@@ -66,3 +66,15 @@ def test_split_hat():
     for bad in ["abc/h08", f"{C1}", f"{C1}/", None]:
         with pytest.raises(HexplorerError, match="'hat'"):
             split_hat(bad)
+
+
+def test_hat_means_in_hat_table_order():
+    from core.data import hat_means
+
+    means = hat_means(summaries())
+    assert means["hat"].tolist() == hat_table(summaries())["hat"].tolist()
+    assert means.set_index("hat")["mean"].to_dict() == {
+        f"{C2}/h07": 10.0,
+        f"{C2}/h09": 10.0,
+        f"{C1}/h08": 8.8,
+    }

@@ -138,3 +138,15 @@ def test_text_speed_in_csv_late_row():
 def test_unreadable_csv_one_line_error(data):
     with pytest.raises(HexplorerError, match="^Could not read the uploaded file as CSV: [^\n]*$"):
         read_table(data)
+
+
+@pytest.mark.parametrize("make", [csv_bytes, parquet_bytes])
+def test_column_names(make, tmp_path):
+    from core.data import column_names
+
+    assert column_names(make()) == list(RAW.columns)
+    path = tmp_path / "x.bin"
+    path.write_bytes(make())
+    assert column_names(path) == list(RAW.columns)
+    with pytest.raises(HexplorerError, match="empty"):
+        column_names(b"")
