@@ -192,6 +192,7 @@ def hexagon_map(
                 get_hexagon="cell",
                 filled=False,
                 stroked=True,
+                extruded=False,  # H3HexagonLayer extrudes by default, and then draws no outline
                 get_line_color=list(SELECTED_COLOR) + [255],
                 line_width_min_pixels=4,
                 pickable=False,

@@ -60,6 +60,25 @@ def _wait_healthy(url: str, proc: subprocess.Popen, timeout: float) -> None:
     raise TimeoutError(f"streamlit did not answer at {url} within {timeout} s")
 
 
+def _centre_hat() -> str | None:
+    """The HAT under the centre of the default map (busiest slot), if a hexagon is there."""
+    import h3
+
+    from core.data import hat_table, load_demo, prepare
+    from dashboard.maps import view_for_cells
+
+    table = hat_table(prepare(load_demo()).summaries)
+    cells = table[table["slot"] == table["slot"].iloc[0]]
+    view = view_for_cells(cells["cell"].tolist())
+    centre = h3.latlng_to_cell(
+        view.latitude, view.longitude, h3.get_resolution(cells["cell"].iloc[0])
+    )
+    row = cells[cells["cell"] == centre]
+    return (
+        None if row.empty or row["hat"].iloc[0] == table["hat"].iloc[0] else str(row["hat"].iloc[0])
+    )
+
+
 @pytest.fixture(scope="module")
 def server():
     port = _free_port()
@@ -122,6 +141,23 @@ def test_map_charts_and_epsilon_slider_in_chromium(server):
             expect(deck).to_be_visible(timeout=120_000)
             expect(page.get_by_text("Selected HAT:")).to_be_visible(timeout=60_000)
             assert page.locator('[data-testid="stException"]').count() == 0
+
+            # Clicking the hexagon under the map's centre selects its HAT.
+            expected = _centre_hat()
+            if expected is not None:
+                chosen = page.get_by_text(f"Selected HAT: {expected}")
+                for _attempt in range(12):  # deck.gl picks only once its first frames are drawn
+                    page.wait_for_timeout(1_000)
+                    box = page.locator('[data-testid="stDeckGlJsonChart"]').bounding_box()
+                    x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+                    page.mouse.move(x, y)
+                    page.mouse.click(x, y)
+                    try:
+                        expect(chosen).to_be_visible(timeout=5_000)
+                        break
+                    except AssertionError:
+                        continue
+                expect(chosen).to_be_visible(timeout=30_000)
             page.screenshot(path=str(ARTIFACTS / "browser-map.png"))
 
             # One hexagon: at least four charts, no exception block, releases shown as metrics.

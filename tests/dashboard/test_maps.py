@@ -69,6 +69,7 @@ def test_selected_cell_gets_outline_layer(cells):
     layers = _spec(hm.deck)["layers"]
     assert [layer["id"] for layer in layers] == [maps.HEX_LAYER_ID, maps.SELECTED_LAYER_ID]
     assert layers[1]["data"] == [{"cell": chosen}] and layers[1]["pickable"] is False
+    assert layers[0]["extruded"] is False and layers[1]["extruded"] is False
 
 
 def test_view_is_centred_on_the_cells(cells):
