@@ -219,12 +219,14 @@ class GridSet:
                 raise HexplorerError(
                     f"Column '{col}' must hold finite numbers >= 0 (clamped values)."
                 )
-        hat = summaries["hat"].astype(str).to_numpy()
-        uid = summaries["user_id"].astype(str).to_numpy()
-        hat_labels, grid = np.unique(hat, return_inverse=True)
-        user_ids, user = np.unique(uid, return_inverse=True)
-        grid = grid.astype(np.int64)
-        user = user.astype(np.int64)
+        # Hash-based factorisation (sorted labels): np.unique on strings sorts every row.
+        grid, hat_labels = pd.factorize(summaries["hat"].astype(str), sort=True)
+        user, user_ids = pd.factorize(summaries["user_id"].astype(str), sort=True)
+        grid = np.asarray(grid, dtype=np.int64)
+        user = np.asarray(user, dtype=np.int64)
+        hat_labels = np.asarray(hat_labels, dtype=object)
+        user_ids = np.asarray(user_ids, dtype=object)
+        first = np.unique(grid, return_index=True)[1]  # a row of each grid, for cell and slot
         if np.unique(grid * user_ids.size + user).size != grid.size:
             raise HexplorerError(
                 "summaries lists some (hat, user_id) pair twice; aggregate per HAT and user first."
@@ -234,7 +236,6 @@ class GridSet:
         grid, user, m = grid[order], user[order], m[order]
         s = summaries["s"].to_numpy(dtype=np.float64)[order]
         q = summaries["q"].to_numpy(dtype=np.float64)[order]
-        first = np.unique(hat, return_index=True)[1]
         cells = summaries["cell"].astype(str).to_numpy()[first]
         slots = summaries["slot"].astype(str).to_numpy()[first]
         starts = np.searchsorted(grid, np.arange(hat_labels.size + 1)).astype(np.int64)

@@ -234,6 +234,14 @@ def test_gridset_structure():
     assert gs.grids_per_user.tolist() == [2, 1, 1]
     assert gs.records.tolist() == [4, 4]
     assert (gs.n_grids, gs.n_users, gs.n_pairs, gs.max_grids_per_user) == (2, 3, 4, 2)
+    whole = GridSet.from_summaries(CITY.iloc[[5, 3, 0, 4, 2, 1]])  # row order does not matter
+    assert whole.hats.tolist() == [
+        f"{c}/{s}" for c, s in zip(whole.cells, whole.slots, strict=True)
+    ]
+    assert whole.slots.tolist() == ["2024-03-05T08:00", "2024-03-05T09:00"] + [
+        "2024-03-06T08:00",
+        "2024-03-05T08:00",
+    ]
 
 
 @pytest.mark.parametrize(
