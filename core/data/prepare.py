@@ -328,7 +328,7 @@ def _prepare_polars(
         raise HexplorerError("The data has no rows.")
     ucol, latcol, loncol, tcol, vcol = columns.as_tuple()
     schema = frame.schema
-    user = pl.col(ucol).cast(pl.String)
+    user = pl.col(ucol).cast(pl.String).str.strip_chars()  # " a" and "a " are one user
     user_missing = user.is_null() | user.str.contains(r"^\s*$")
     lat, lat_missing = _number(latcol, schema[latcol])
     lon, lon_missing = _number(loncol, schema[loncol])

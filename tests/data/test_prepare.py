@@ -291,3 +291,18 @@ def test_text_times_mixed_formats_and_blanks():
     ]
     assert p.summaries["m"].tolist() == [2, 1, 1]
     assert p.report.rejected == {"timestamp not a valid time": 1, "missing timestamp": 1}
+
+
+def test_user_ids_are_trimmed_so_one_bus_is_one_user():
+    raw = pd.DataFrame(
+        {
+            "user_id": ["a", " a", "a ", "b"],
+            "lat": [21.2] * 4,
+            "lon": [72.8] * 4,
+            "timestamp": ["2024-03-05 08:00:00"] * 4,
+            "speed": [10.0, 20.0, 30.0, 5.0],
+        }
+    )
+    s = prepare(raw).summaries
+    assert s["user_id"].tolist() == ["a", "b"]
+    assert s["m"].tolist() == [3, 1]
