@@ -1,0 +1,150 @@
+"""The Whole-city page's builders tested as data: traces, shapes, layers and values."""
+
+from __future__ import annotations
+
+import json
+
+import h3
+import numpy as np
+import pandas as pd
+import pytest
+
+from dashboard import city_charts, maps
+
+
+def _hlines(fig) -> list[float]:
+    return [s.y0 for s in fig.layout.shapes if s.y0 == s.y1 and s.xref == "paper"]
+
+
+def _vlines(fig) -> list[float]:
+    return [s.x0 for s in fig.layout.shapes if s.x0 == s.x1 and s.yref == "paper"]
+
+
+@pytest.fixture
+def release() -> pd.DataFrame:
+    """Seven grids of one slot, shaped like ``city_compute.release``."""
+    centre = h3.latlng_to_cell(21.195, 72.83, 7)
+    ring = sorted(h3.grid_disk(centre, 1))
+    n = len(ring)
+    return pd.DataFrame(
+        {
+            "hat": [f"{c}/2024-03-04T08:00" for c in ring],
+            "cell": ring,
+            "slot": ["2024-03-04T08:00"] * n,
+            "users": np.arange(1, n + 1),
+            "records": np.arange(1, n + 1) * 10,
+            "retained": np.arange(1, n + 1) * 10 - 1,
+            "true_mean": np.linspace(10.0, 40.0, n),
+            "true_var": np.linspace(1.0, 7.0, n),
+            "noisy_mean": np.array([-5.0, 15.0, 20.0, 25.0, 30.0, 35.0, 90.0]),
+            "noisy_var": np.linspace(1.0, 7.0, n) + 0.5,
+            "error_bound": np.array([3.0, 2.0, 5.0, 1.0, 4.0, 4.0, 0.5]),
+            "error_before": np.array([3.0, 6.0, 5.0, 1.0, 4.0, 2.0, 0.5]),
+        }
+    )
+
+
+# --- maps ------------------------------------------------------------------------------------
+
+
+def test_paired_maps_share_the_true_colour_scale(release):
+    pm = city_charts.paired_maps(release, statistic="mean")
+    true_spec, noisy_spec = json.loads(pm.true_deck.to_json()), json.loads(pm.noisy_deck.to_json())
+    for spec, layer_id in ((true_spec, city_charts.TRUE_LAYER_ID), (noisy_spec, "city-noisy")):
+        assert spec.get("mapStyle") == "__MAP_STYLE__"  # no basemap, as dashboard.maps
+        (layer,) = spec["layers"]
+        assert layer["@@type"] == "H3HexagonLayer" and layer["id"] == layer_id
+        assert [r["cell"] for r in layer["data"]] == release["cell"].tolist()
+        assert [r["true"] for r in layer["data"]] == release["true_mean"].tolist()
+        assert [r["noisy"] for r in layer["data"]] == release["noisy_mean"].tolist()
+    palette = [list(c) for c in maps.PALETTE]
+    true_fill = [r["fill"][:3] for r in true_spec["layers"][0]["data"]]
+    noisy_fill = [r["fill"][:3] for r in noisy_spec["layers"][0]["data"]]
+    # true values 10, 15, ..., 40 are quantile-binned: one per bin, the last two share the top
+    assert true_fill == [palette[i] for i in (0, 1, 2, 3, 4, 5, 5)]
+    # noisy -5 is below the range (first colour), 90 above it (last); the rest by the same edges
+    assert noisy_fill == [palette[i] for i in (0, 1, 2, 3, 4, 5, 5)]
+    assert pm.legend[0].label.startswith("below ") and pm.legend[-1].label.endswith(" and above")
+    assert pm.legend[0].low == -np.inf and pm.legend[-1].high == np.inf
+
+
+def test_paired_maps_variance_and_tooltip(release):
+    pm = city_charts.paired_maps(release, statistic="var")
+    layer = json.loads(pm.noisy_deck.to_json())["layers"][0]
+    assert [r["true"] for r in layer["data"]] == release["true_var"].tolist()
+    assert [r["noisy"] for r in layer["data"]] == release["noisy_var"].tolist()
+    assert layer["data"][0]["retained_text"] == "9" and layer["data"][0]["records_text"] == "10"
+    text = pm.noisy_deck._tooltip["text"]
+    assert "true variance" in text and "{noisy_text}" in text and "{retained_text}" in text
+    with pytest.raises(KeyError, match="statistic"):
+        city_charts.paired_maps(release, statistic="median")
+    with pytest.raises(KeyError, match="retained"):
+        city_charts.paired_maps(release.drop(columns="retained"))
+
+
+def test_shared_bins_edges_and_nan():
+    t, n, legend = city_charts.shared_bins(np.array([1.0, 2.0]), np.array([np.nan, 1.5, 7.0]))
+    # six quantile bins of [1, 2] with edges 1, 7/6, 4/3, 3/2, 5/3, 11/6, 2
+    assert t.tolist() == [0, 5] and n.tolist() == [-1, 3, 5]
+    labels = [e.label for e in legend]
+    assert (
+        labels[0] == "below 1.17" and labels[3] == "1.50 – 1.67" and labels[5] == "1.83 and above"
+    )
+    # all true values equal: one colour, every finite noisy value in it
+    t, n, legend = city_charts.shared_bins(np.array([3.0, 3.0]), np.array([0.0, 9.0]))
+    assert t.tolist() == [0, 0] and n.tolist() == [0, 0] and len(legend) == 1
+
+
+# --- charts ----------------------------------------------------------------------------------
+
+
+def test_grids_per_user_histogram():
+    before, after = np.array([1, 3, 3, 5]), np.array([1, 3, 3, 3])
+    fig = city_charts.grids_per_user_histogram(before, after, k_before=5, k_after=3)
+    assert [t.type for t in fig.data] == ["histogram", "histogram"]
+    assert list(fig.data[0].x) == [1, 3, 3, 5] and list(fig.data[1].x) == [1, 3, 3, 3]
+    assert fig.data[0].xbins.size == 1 and fig.data[0].xbins.start == 0.5
+    assert _vlines(fig) == [5, 3]
+    assert [a.text for a in fig.layout.annotations] == ["max G_ℓ = 5", "K = 3"]
+
+
+def test_loss_chart_three_accountings_and_current_point():
+    losses = pd.DataFrame(
+        {
+            "epsilon": [0.1, 1.0],
+            "basic_loss": [5.8, 58.0],
+            "user_loss": [1.1, 11.0],
+            "chop_loss": [0.3, 4.0],
+        }
+    )
+    current = {"basic_loss": 29.0, "user_loss": 5.5, "chop_loss": 2.0}
+    fig = city_charts.loss_chart(losses, epsilon=0.5, current=current)
+    assert [t.name for t in fig.data[:3]] == list(city_charts.LOSS_LABELS.values())
+    assert list(fig.data[0].y) == [5.8, 58.0] and list(fig.data[2].y) == [0.3, 4.0]
+    assert list(fig.data[3].x) == [0.5] * 3 and list(fig.data[3].y) == [29.0, 5.5, 2.0]
+    assert fig.layout.xaxis.type == "log" and fig.layout.yaxis.type == "log"
+    assert _vlines(fig) == [pytest.approx(np.log10(0.5))]
+    assert len(city_charts.loss_chart(losses, epsilon=1.0).data) == 3
+
+
+def test_error_chart_sorted_by_error_before_with_threshold(release):
+    fig = city_charts.error_chart(release, threshold=6.0, epsilon=1.0)
+    before, after = fig.data
+    assert list(before.y) == [6.0, 5.0, 4.0, 3.0, 2.0, 1.0, 0.5]
+    assert list(before.x) == list(range(1, 8))
+    # after values follow their grid: the grid with 6.0 before has 2.0 after, ...
+    assert list(after.y) == [2.0, 5.0, 4.0, 3.0, 4.0, 1.0, 0.5]
+    assert list(after.customdata) == list(before.customdata)
+    assert before.customdata[0] == release["hat"].iloc[1]
+    assert _hlines(fig) == [6.0]
+    assert fig.layout.annotations[0].text == "E_thresh = 6.000"
+
+
+def test_fmt():
+    assert [city_charts.fmt(v) for v in (3.0, 12.34, 0.123, 1234.0, np.nan)] == [
+        "3",
+        "12.3",
+        "0.12",
+        "1,234",
+        "–",
+    ]
