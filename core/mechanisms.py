@@ -42,6 +42,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from typing import cast
 
 import numpy as np
 
@@ -768,7 +769,7 @@ def run_mechanism(
     if mech.grouping is not None and _arrays_cache is not None:
         key = (mech.grouping, m_ub)
         if key not in _arrays_cache:
-            _arrays_cache[key] = _arrays(hat, mech.grouping, m_ub)
+            _arrays_cache[key] = _arrays(hat, mech.grouping, cast(int, m_ub))
         kwargs["arrays"] = _arrays_cache[key]
     draws = mech.run(hat, epsilon, m_ub, rng, size, **kwargs)
     if note:
@@ -786,7 +787,9 @@ def release(
     ``core.publish`` with a vetted sampler and a ledger.
     """
     d = run_mechanism(name, hat, epsilon, m_ub=m_ub, rng=rng, size=1)
-    clip = None if d.clip_lo is None else (float(d.clip_lo[0]), float(d.clip_hi[0]))
+    clip = None
+    if d.clip_lo is not None and d.clip_hi is not None:
+        clip = (float(d.clip_lo[0]), float(d.clip_hi[0]))
     return Release(
         mechanism=d.mechanism,
         epsilon=d.epsilon,

@@ -90,7 +90,7 @@ class ColumnMap:
     value: str = "speed"
 
     def __post_init__(self) -> None:
-        names = {}
+        names: dict[str, str] = {}
         for field_name in ("user", "lat", "lon", "time", "value"):
             name = getattr(self, field_name)
             if not isinstance(name, str) or not name.strip():

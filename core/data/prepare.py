@@ -25,7 +25,7 @@ import os
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import h3ronpy
 import numpy as np
@@ -222,7 +222,7 @@ def _from_pandas(raw: pd.DataFrame, wanted: list[str]) -> pl.DataFrame:
     for name in wanted:
         col = raw[name]
         try:
-            s = pl.from_pandas(col.reset_index(drop=True), nan_to_null=True)
+            s = cast(pl.Series, pl.from_pandas(col.reset_index(drop=True), nan_to_null=True))
         except Exception:  # mixed python objects (numbers and text): go through text
             texts = [None if _is_missing(x) else str(x) for x in col.tolist()]
             s = pl.Series(name, texts, dtype=pl.String)
@@ -405,7 +405,7 @@ def _prepare_polars(
     if config.hour_of_day:
         slot_key = ((t // _US_PER_H) % 24 + 24) % 24
     else:
-        slot_key = t // (config.slot_seconds * _US_PER_S)
+        slot_key = t // (cast(int, config.slot_seconds) * _US_PER_S)
     work = work.filter(pl.Series(keep)).select(
         "user", "lat", "lon", slot_key.alias("slot"), "value"
     )
@@ -527,7 +527,7 @@ def _label(agg: pl.DataFrame, config: PrepConfig) -> pd.DataFrame:
     if config.hour_of_day:
         slot_names = pl.Series([f"h{int(k):02d}" for k in slot_keys.to_list()], dtype=pl.String)
     else:
-        seconds = config.slot_seconds
+        seconds = cast(int, config.slot_seconds)  # an absolute slot has a length
         fmt = "%Y-%m-%dT%H:%M" if seconds % 60 == 0 else "%Y-%m-%dT%H:%M:%S"
         slot_names = (slot_keys * (seconds * _US_PER_S)).cast(pl.Datetime("us")).dt.strftime(fmt)
     cell = cell_names.gather(np.searchsorted(cell_ids.to_numpy(), cell_col.to_numpy()))
