@@ -806,7 +806,8 @@ def _chop_kernel(
     starts = grids.starts.tolist()
     ends = starts[1:]
     # Grid state (Python lists: fast scalar access in the loop).
-    n_list = grids.records.tolist()
+    n_np = grids.records
+    n_list = n_np.tolist()
     s_list = list(n_list)
     alive_users = grids.users_per_grid.tolist()
     top1 = [pm[a] for a in starts[:-1]]
@@ -875,7 +876,7 @@ def _chop_kernel(
         gs = np.where((mm == t1) & (t2 < t1), t2, t1)
         s2 = np.asarray(s_list, dtype=np.int64)[gg] - mm
         last = np.asarray(alive_users, dtype=np.int64)[gg] <= 1
-        n_arr = np.asarray(n_list, dtype=np.int64)[gg]
+        n_arr = n_np[gg]
         vals = _error_vec(np.where(last, 1, s2), np.where(last, 1, gs), n_arr, u, eps)
         vals = np.where(last, inf, vals).reshape(n_lvl, k)
         pairs2 = flat.reshape(n_lvl, k)
