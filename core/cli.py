@@ -151,7 +151,13 @@ def cmd_release(args: argparse.Namespace) -> Any:
         ledger=args.ledger,
     )
     out = _release_dict(published.release, hat)
-    out.update(published=True, reused=published.reused, ledger=str(published.ledger))
+    book = publish.Ledger(published.ledger)
+    out.update(
+        published=True,
+        reused=published.reused,
+        ledger=str(published.ledger),
+        epsilon_spent_on_hat=book.epsilon_spent(published.entry.fingerprint, hat.hat),
+    )
     return out
 
 
@@ -307,6 +313,15 @@ def _check_trials(trials: int) -> None:
 # Parser and output
 
 
+def _version() -> str:
+    from importlib import metadata
+
+    try:
+        return metadata.version("dp-hexplorer")
+    except metadata.PackageNotFoundError:  # running from a checkout that is not installed
+        return "unknown"
+
+
 def build_parser() -> argparse.ArgumentParser:
     from core.mechanisms import MECHANISMS
 
@@ -316,6 +331,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="hexplorer",
         description="User-level differential privacy for mean speeds per hexagon and hour (HAT).",
     )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     p = sub.add_parser("hats", parents=[data], help="list HATs, busiest first")

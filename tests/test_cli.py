@@ -305,3 +305,22 @@ def test_compose_matches_core_and_chop_never_raises_k(capsys, tmp_path):
     )
     assert len(released["release"]) == 3
     assert {"noisy_mean", "noisy_var", "true_mean"} <= set(released["release"][0])
+
+
+def test_published_release_is_recorded_and_reused(capsys, small_csv, tmp_path):
+    ledger = tmp_path / "ledger.jsonl"
+    args = ("release", small_csv, *MAPPING, "--mechanism", "baseline", "--ledger", ledger)
+    first = run_json(capsys, *args, "--epsilon", "0.5")
+    again = run_json(capsys, *args, "--epsilon", "0.5")
+    other = run_json(capsys, *args, "--epsilon", "1")
+    assert (first["published"], first["reused"], again["reused"], other["reused"]) == (
+        True,
+        False,
+        True,
+        False,
+    )
+    assert again["estimate"] == first["estimate"]
+    assert first["epsilon_spent_on_hat"] == pytest.approx(0.5)
+    assert again["epsilon_spent_on_hat"] == pytest.approx(0.5)  # a reused release costs nothing
+    assert other["epsilon_spent_on_hat"] == pytest.approx(1.5)
+    assert len(ledger.read_text().splitlines()) == 2
