@@ -136,10 +136,10 @@ with ui.errors_shown():  # a HexplorerError becomes a message, not a traceback
     )
     cols[3].metric(
         "E_thresh",
-        f"{chop.threshold:.3f}",
+        f"{chop.threshold:,.1f}",
         help="max_g E_g with nothing suppressed; CHOP-USER never goes above it.",
     )
-    cols[4].metric("max E_g after", f"{float(chop.errors_after.max()):.3f}")
+    cols[4].metric("max E_g after", f"{float(chop.errors_after.max()):,.1f}")
 
     # --- Maps of true and noisy values ----------------------------------------------------------
     st.subheader("True and noisy values per grid")
@@ -185,7 +185,8 @@ with ui.errors_shown():  # a HexplorerError becomes a message, not a traceback
         "CHOP-USER, plus Laplace noise of scale 2Δ_μ/ε and 2Δ_Var/ε. It releases nothing. "
         "Colours follow the true values; noisy values beyond their range take the end colours."
     )
-    ui.table(table, name=f"city_release_{slot or day}".replace(":", ""), key="city_release")
+    with st.expander("Table: the release, one row per grid (true, noisy, Δ, E_g)"):
+        ui.table(table, name=f"city_release_{slot or day}".replace(":", ""), key="city_release")
 
     # --- G_ℓ, losses against ε -----------------------------------------------------------------
     c3, c4 = st.columns(2)
@@ -237,4 +238,5 @@ with ui.errors_shown():  # a HexplorerError becomes a message, not a traceback
         key="city_suppressed",
         height=260,
     )
-    ui.table(curve, name="city_privacy_loss", key="city_loss")
+    with st.expander("Table: privacy loss and CHOP-USER against ε"):
+        ui.table(curve, name="city_privacy_loss", key="city_loss")

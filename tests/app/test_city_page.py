@@ -86,8 +86,8 @@ def _check(at: AppTest, summaries: pd.DataFrame, *, slot=None, day=None, eps=1.0
     assert got["Basic G·ε"] == f"{grids.n_grids * eps:,.2f}" == f"{loss.basic:,.2f}"
     assert got["By users ε·max G_ℓ"] == f"{loss.by_users:,.2f}"
     assert got["After CHOP-USER K·ε"] == f"{chop.k_final * eps:,.2f}"
-    assert got["E_thresh"] == f"{chop.threshold:.3f}"
-    assert got["max E_g after"] == f"{float(chop.errors_after.max()):.3f}"
+    assert got["E_thresh"] == f"{chop.threshold:,.1f}"
+    assert got["max E_g after"] == f"{float(chop.errors_after.max()):,.1f}"
 
     sup = _frame(at, "user_id", "records_dropped")
     expected = chop.suppressed_pairs()
@@ -226,3 +226,25 @@ def test_stale_slot_in_session_state_is_replaced(summaries):
     _ok(at)
     assert at.session_state[cs.SLOT] == _slots_by_records(summaries)[0]
     assert at.session_state[cs.EPSILON] == 0.8
+
+
+def test_choices_survive_a_visit_to_another_page():
+    """Streamlit drops this page's widget values while the Map runs; they come back."""
+    city, other = PAGE, str(ROOT / "dashboard" / "pages" / "hexagon_map.py")
+    script = (
+        "import streamlit as st\n"
+        f"pages = [st.Page({city!r}, title='Whole city', default=True), st.Page({other!r})]\n"
+        "st.navigation(pages).run()\n"
+    )
+    at = AppTest.from_string(script, default_timeout=TIMEOUT)
+    at.run()
+    at.select_slider(key=cs.EPSILON).set_value(0.3).run()
+    at.radio(key=cs.STATISTIC).set_value("var").run()
+    at.switch_page(other).run()
+    _ok(at)
+    assert at.title[0].value == "Map"
+    at.switch_page(city).run()
+    _ok(at)
+    assert at.select_slider(key=cs.EPSILON).value == 0.3
+    assert at.radio(key=cs.STATISTIC).value == "var"
+    assert _metrics(at)["Basic G·ε"] == f"{int(_metrics(at)['Grids G']) * 0.3:,.2f}"
