@@ -115,7 +115,8 @@ with ui.errors_shown():  # a HexplorerError becomes a message, not a traceback
         chop = city_compute.chop(spec, slot, day, epsilon)
     loss = city_compute.privacy_loss(spec, slot, day, epsilon)
 
-    st.subheader(f"{MODE_LABELS[mode].capitalize()}: {slot or day}, ε = {epsilon:g} per grid")
+    what = f"All hexagons of slot {slot}" if slot is not None else f"All HATs of {day}"
+    st.subheader(f"{what}, ε = {epsilon:g} per grid")
     cols = st.columns(5)
     cols[0].metric("Grids G", f"{grids.n_grids:,}")
     cols[1].metric("Buses L", f"{grids.n_users:,}")
