@@ -316,7 +316,7 @@ def m_opt(counts, upper: float, epsilon: float, noise_measure: str = "mean") -> 
     cand = _screen(e, minimise=True)
     if cand.size == 1:
         return int(v[cand[0]])
-    eps = Fraction(epsilon)
+    eps = _decimal(epsilon)  # ties are settled on ε as written
     sqrt2 = noise_measure == "std"
     best = int(cand[0])
     for k in cand[1:].tolist():
@@ -325,14 +325,24 @@ def m_opt(counts, upper: float, epsilon: float, noise_measure: str = "mean") -> 
     return int(v[best])
 
 
+def _decimal(x: float) -> Fraction:
+    """The value of ``x`` as the user wrote it: the shortest decimal that round-trips to ``x``.
+
+    ε = 0.1 means 1/10, not the binary float just above it; ties of E(m) at such an ε then go
+    to the smaller m, as SPEC's "smallest minimiser" intends (compare its rule for ⌈2/ε⌉).
+    Shortest decimals are ordered like their floats, so comparisons stay monotone.
+    """
+    return Fraction(repr(float(x)))
+
+
 def _float_floor_times_c(r: Fraction, sqrt2: bool) -> float:
-    """The largest float ≤ c·r (c = 1 or √2), r > 0."""
+    """The largest float whose decimal value (:func:`_decimal`) is ≤ c·r (c = 1 or √2), r > 0."""
     if sqrt2:
         f = float(r) * math.sqrt(2.0)
-        exact_le = lambda x: Fraction(x) ** 2 <= 2 * r * r  # noqa: E731
+        exact_le = lambda x: _decimal(x) ** 2 <= 2 * r * r  # noqa: E731
     else:
         f = float(r)
-        exact_le = lambda x: Fraction(x) <= r  # noqa: E731
+        exact_le = lambda x: _decimal(x) <= r  # noqa: E731
     while not exact_le(f):
         f = math.nextafter(f, 0.0)
     while math.isfinite(math.nextafter(f, math.inf)) and exact_le(math.nextafter(f, math.inf)):
@@ -367,7 +377,7 @@ def staircase(counts, upper: float, noise_measure: str = "mean") -> list[Step]:
     Counts (3, 2, 1): breakpoints 1/5 and 3/5, each shown as the largest float below it.
 
     >>> [(s.epsilon_from, s.epsilon_to, s.m) for s in staircase([3, 2, 1], 65)]
-    [(0.0, 0.19999999999999998, 1), (0.19999999999999998, 0.6, 2), (0.6, inf, 3)]
+    [(0.0, 0.2, 1), (0.2, 0.6, 2), (0.6, inf, 3)]
     """
     prof = _profile(counts)
     check_upper(upper)
@@ -408,7 +418,7 @@ def step_at(steps: list[Step], epsilon: float) -> int:
     """The m of the staircase step containing ε (steps are ``(epsilon_from, epsilon_to]``).
 
     >>> step_at(staircase([3, 2, 1], 65), 0.2), step_at(staircase([3, 2, 1], 65), 1.5)
-    (2, 3)
+    (1, 3)
     """
     epsilon = check_epsilon(epsilon)
     ends = [st.epsilon_to for st in steps]

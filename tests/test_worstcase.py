@@ -36,7 +36,7 @@ def e_exact(counts, m: int, eps: Fraction) -> Fraction:
 
 def brute_m_opt(counts, eps: float) -> int:
     """Smallest minimiser of E over every integer of [m_*, m*], exact (c = 1)."""
-    e = Fraction(eps)
+    e = Fraction(repr(eps))  # epsilon as written (0.1 is 1/10)
     values = {m: e_exact(counts, m, e) for m in range(min(counts), max(counts) + 1)}
     best = min(values.values())
     return min(m for m, v in values.items() if v == best)
@@ -82,10 +82,13 @@ def test_m_opt_and_staircase_exact_321():
     assert [s.m for s in steps] == [1, 2, 3]
     assert steps[0].epsilon_from == 0.0 and steps[-1].epsilon_to == math.inf
     for step, exact in zip(steps[:-1], [Fraction(1, 5), Fraction(3, 5)], strict=True):
-        # the largest float not above the exact breakpoint
-        assert Fraction(step.epsilon_to) <= exact < Fraction(math.nextafter(step.epsilon_to, 1e9))
+        # the largest float whose decimal value is not above the exact breakpoint
+        assert Fraction(repr(step.epsilon_to)) <= exact
+        assert exact < Fraction(repr(math.nextafter(step.epsilon_to, 1e9)))
     assert wc.m_opt(c, U, 0.1) == 1
-    assert wc.m_opt(c, U, 0.2) == 2  # the float 0.2 lies just above 1/5
+    assert wc.m_opt(c, U, 0.2) == 1  # 0.2 is 1/5, the tie: the smaller m (not the binary float)
+    assert steps[0].epsilon_to == 0.2  # breakpoints print as the user would write them
+    assert wc.m_opt(c, U, 0.2000001) == 2
     assert wc.m_opt(c, U, 0.5) == 2
     assert wc.m_opt(c, U, 0.6) == 2  # tie at 3/5 (0.6 is just below): the smaller m
     assert wc.m_opt(c, U, 0.61) == 3
@@ -94,8 +97,8 @@ def test_m_opt_and_staircase_exact_321():
     assert [s.m for s in steps] == [1, 2, 3]
     assert steps[0].epsilon_to == pytest.approx(math.sqrt(2) / 5, rel=1e-15)
     assert steps[1].epsilon_to == pytest.approx(3 * math.sqrt(2) / 5, rel=1e-15)
-    assert Fraction(steps[1].epsilon_to) ** 2 <= Fraction(18, 25)
-    assert Fraction(math.nextafter(steps[1].epsilon_to, 9.0)) ** 2 > Fraction(18, 25)
+    assert Fraction(repr(steps[1].epsilon_to)) ** 2 <= Fraction(18, 25)
+    assert Fraction(repr(math.nextafter(steps[1].epsilon_to, 9.0))) ** 2 > Fraction(18, 25)
 
 
 def test_exact_tie_goes_to_smaller_m():
@@ -257,9 +260,9 @@ def test_staircase_structure_and_brute_force(counts, measure):
         assert ea == pytest.approx(eb, rel=1e-9)
         if measure == "mean":
             # exactly: E(a.m) <= E(b.m) at the float breakpoint, > just past it
-            r = Fraction(a.epsilon_to)
+            r = Fraction(repr(a.epsilon_to))
             assert e_exact(counts, a.m, r) <= e_exact(counts, b.m, r)
-            r2 = Fraction(math.nextafter(a.epsilon_to, math.inf))
+            r2 = Fraction(repr(math.nextafter(a.epsilon_to, math.inf)))
             assert e_exact(counts, a.m, r2) > e_exact(counts, b.m, r2)
 
 
@@ -292,3 +295,15 @@ def test_bestfit_bias_equals_brute_force_over_extreme_means(counts, data):
         hat = HatData.from_arrays(counts, [m * x for m, x in zip(counts, xs, strict=True)])
         worst = max(worst, abs(bestfit(hat, m_ub).f_arr - hat.true_mean))
     assert wc.bestfit_bias(counts, U, m_ub) == pytest.approx(worst, abs=1e-9)
+
+
+def test_ties_at_a_decimal_epsilon_go_to_the_smaller_m():
+    # counts (4, 4, 3, 1), N = 12: E(1)/U = 1 - 4/12 + 1/(4 eps), E(3)/U = 1 - 11/12 + 3/(11 eps);
+    # equal at eps = 1/10 exactly (reviewer's case); the float 0.1 lies just above 1/10.
+    c = [3, 1, 4, 4]
+    assert wc.worst_case_error(c, U, 1, 0.1).total == pytest.approx(
+        wc.worst_case_error(c, U, 3, 0.1).total
+    )
+    assert wc.m_opt(c, U, 0.1) == 1
+    assert wc.step_at(wc.staircase(c, U), 0.1) == 1
+    assert wc.m_opt(c, U, 0.1000001) == 3
