@@ -134,56 +134,61 @@ def test_map_charts_and_epsilon_slider_in_chromium(server):
             page = browser.new_page(viewport={"width": 1400, "height": 1000})
             requested: list[str] = []
             page.on("request", lambda req: requested.append(req.url))
+            try:
+                # Map page (the default): the deck.gl canvas appears with no basemap and no error.
+                page.goto(server, wait_until="domcontentloaded", timeout=60_000)
+                deck = page.locator('[data-testid="stDeckGlJsonChart"] canvas').first
+                expect(deck).to_be_visible(timeout=120_000)
+                expect(page.get_by_text("Selected HAT:")).to_be_visible(timeout=60_000)
+                assert page.locator('[data-testid="stException"]').count() == 0
 
-            # Map page (the default): the deck.gl canvas appears with no basemap and no error.
-            page.goto(server, wait_until="domcontentloaded", timeout=60_000)
-            deck = page.locator('[data-testid="stDeckGlJsonChart"] canvas').first
-            expect(deck).to_be_visible(timeout=120_000)
-            expect(page.get_by_text("Selected HAT:")).to_be_visible(timeout=60_000)
-            assert page.locator('[data-testid="stException"]').count() == 0
+                # Clicking the hexagon under the map's centre selects its HAT.
+                expected = _centre_hat()
+                if expected is not None:
+                    chosen = page.get_by_text(f"Selected HAT: {expected}")
+                    for _attempt in range(12):  # deck.gl picks only once its first frames are drawn
+                        page.wait_for_timeout(1_000)
+                        box = page.locator('[data-testid="stDeckGlJsonChart"]').bounding_box()
+                        x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+                        page.mouse.move(x, y)
+                        page.mouse.click(x, y)
+                        try:
+                            expect(chosen).to_be_visible(timeout=5_000)
+                            break
+                        except AssertionError:
+                            continue
+                    expect(chosen).to_be_visible(timeout=30_000)
+                page.screenshot(path=str(ARTIFACTS / "browser-map.png"))
 
-            # Clicking the hexagon under the map's centre selects its HAT.
-            expected = _centre_hat()
-            if expected is not None:
-                chosen = page.get_by_text(f"Selected HAT: {expected}")
-                for _attempt in range(12):  # deck.gl picks only once its first frames are drawn
-                    page.wait_for_timeout(1_000)
-                    box = page.locator('[data-testid="stDeckGlJsonChart"]').bounding_box()
-                    x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
-                    page.mouse.move(x, y)
-                    page.mouse.click(x, y)
-                    try:
-                        expect(chosen).to_be_visible(timeout=5_000)
-                        break
-                    except AssertionError:
-                        continue
-                expect(chosen).to_be_visible(timeout=30_000)
-            page.screenshot(path=str(ARTIFACTS / "browser-map.png"))
+                # One hexagon: at least four charts, no exception block, releases shown as metrics.
+                page.get_by_role("link", name="One hexagon").click()
+                charts = page.locator('[data-testid="stPlotlyChart"]')
+                expect(charts.nth(3)).to_be_visible(timeout=120_000)
+                release = page.locator('[data-testid="stMetric"]').filter(has_text="baseline")
+                value = release.locator('[data-testid="stMetricValue"]')
+                expect(value).to_be_visible(timeout=120_000)
+                assert page.locator('[data-testid="stException"]').count() == 0
+                before = value.inner_text()
+                assert re.fullmatch(r"-?\d+\.\d{3}", before.strip()), before
 
-            # One hexagon: at least four charts, no exception block, releases shown as metrics.
-            page.get_by_role("link", name="One hexagon").click()
-            charts = page.locator('[data-testid="stPlotlyChart"]')
-            expect(charts.nth(3)).to_be_visible(timeout=120_000)
-            release = page.locator('[data-testid="stMetric"]').filter(has_text="baseline")
-            value = release.locator('[data-testid="stMetricValue"]')
-            expect(value).to_be_visible(timeout=120_000)
-            assert page.locator('[data-testid="stException"]').count() == 0
-            before = value.inner_text()
-            assert re.fullmatch(r"-?\d+\.\d{3}", before.strip()), before
-
-            # Move the ε slider with the keyboard on its thumb; the release must change.
-            slider = page.locator('[data-testid="stSlider"]').filter(has_text="ε (privacy loss")
-            thumb = slider.get_by_role("slider")
-            thumb.focus()
-            thumb.press("ArrowLeft")
-            thumb.press("ArrowLeft")
-            expect(value).not_to_have_text(before, timeout=60_000)
-            expect(page.get_by_text("Worst-case error at ε = 0.6")).to_be_visible(timeout=60_000)
-            assert page.locator('[data-testid="stException"]').count() == 0
-            page.screenshot(path=str(ARTIFACTS / "browser-one-hexagon.png"))
-            charts.nth(3).scroll_into_view_if_needed()
-            page.wait_for_timeout(1_000)
-            page.screenshot(path=str(ARTIFACTS / "browser-one-hexagon-charts.png"))
+                # Move the ε slider with the keyboard on its thumb; the release must change.
+                slider = page.locator('[data-testid="stSlider"]').filter(has_text="ε (privacy loss")
+                thumb = slider.get_by_role("slider")
+                thumb.focus()
+                thumb.press("ArrowLeft")
+                thumb.press("ArrowLeft")
+                expect(value).not_to_have_text(before, timeout=60_000)
+                expect(page.get_by_text("Worst-case error at ε = 0.6")).to_be_visible(
+                    timeout=60_000
+                )
+                assert page.locator('[data-testid="stException"]').count() == 0
+                page.screenshot(path=str(ARTIFACTS / "browser-one-hexagon.png"))
+                charts.nth(3).scroll_into_view_if_needed()
+                page.wait_for_timeout(1_000)
+                page.screenshot(path=str(ARTIFACTS / "browser-one-hexagon-charts.png"))
+            except Exception:
+                page.screenshot(path=str(ARTIFACTS / "browser-failure.png"))
+                raise
         finally:
             browser.close()
 
