@@ -17,7 +17,7 @@ PAGES = (
 
 def run() -> None:
     """Configure the page and route to the chosen page (the Map opens first)."""
-    st.set_page_config(page_title="dp-hexplorer", page_icon=":material/hexagon:", layout="wide")
+    st.set_page_config(page_title="dp-hexplorer", page_icon="🚌", layout="wide")  # no icon fetch
     pages = [
         st.Page(path, title=title, icon=icon, default=(title == "Map"))
         for path, title, icon in PAGES
