@@ -21,6 +21,7 @@ time; nothing is converted between zones.
 
 from __future__ import annotations
 
+import math
 import os
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -498,17 +499,44 @@ def aggregate(records: pl.DataFrame) -> pl.DataFrame:
         any order. SPEC section 1, step 5: this is all the mathematics downstream needs, so any
         engine (DuckDB, Spark) producing the same frame can replace this function.
     """
+    # Floating-point sums depend on the order of addition, and a parallel group-by adds in a
+    # different order on every run. Summing fixed-point integers instead makes s and q exact and
+    # identical run to run: values are scaled by a power of two so the largest is < 2**40 (a
+    # step of vmax / 2**40, about 6e-11 km/h at U = 65), which leaves room for 2**23 records per
+    # (HAT, user) before an int64 could overflow.
+    vmax = float(records.get_column("value").max() or 0.0)
+    shift_s = _FIXED_BITS - _exponent(vmax)
+    shift_q = _FIXED_BITS - _exponent(vmax * vmax)
+    value = pl.col("value")
     # the lazy engine's group-by is 2-3x faster than the eager one here (bench_prepare.py)
-    return (
+    agg = (
         records.lazy()
         .group_by(["cell", "slot", "user"])
         .agg(
             pl.len().cast(pl.Int64).alias("m"),
-            pl.col("value").sum().alias("s"),
-            (pl.col("value") * pl.col("value")).sum().alias("q"),
+            (value * 2.0**shift_s).round().cast(pl.Int64).sum().alias("s"),
+            (value * value * 2.0**shift_q).round().cast(pl.Int64).sum().alias("q"),
         )
         .collect()
     )
+    if agg.height and int(agg.get_column("m").max()) >= 2**_SPARE_BITS:  # type: ignore[arg-type]
+        raise HexplorerError(
+            f"A user has more than {2**_SPARE_BITS:,} records in one HAT; that is beyond this "
+            "tool's exact aggregation (use shorter timeslots)."
+        )
+    return agg.with_columns(
+        (pl.col("s").cast(pl.Float64) * 2.0**-shift_s).alias("s"),
+        (pl.col("q").cast(pl.Float64) * 2.0**-shift_q).alias("q"),
+    )
+
+
+_FIXED_BITS = 40
+_SPARE_BITS = 63 - _FIXED_BITS - 1
+
+
+def _exponent(x: float) -> int:
+    """The smallest e with x < 2**e (0 for x <= 0)."""
+    return math.frexp(x)[1] if x > 0 else 0
 
 
 def _label(agg: pl.DataFrame, config: PrepConfig) -> pd.DataFrame:
