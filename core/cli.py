@@ -282,12 +282,12 @@ def cmd_worstcase(args: argparse.Namespace) -> Any:
 
 def cmd_compose(args: argparse.Namespace) -> Any:
     from core import multigrid
-    from core.data import hat_table
 
     summaries = _prepared(args).summaries
     slot = args.slot_filter
-    if slot is None and args.day is None:
-        slot = hat_table(summaries)["slot"].iloc[0]  # all cells of the busiest HAT's slot
+    if slot is None and args.day is None:  # all cells of the busiest slot (most records)
+        per_slot = summaries.groupby("slot", sort=True)["m"].sum()
+        slot = str(per_slot.sort_values(ascending=False, kind="stable").index[0])
     rows = multigrid.select_grids(summaries, slot=slot, day=args.day)
     grids = multigrid.GridSet.from_summaries(rows)
     epsilons = _epsilons(args.epsilon)
@@ -390,7 +390,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--slot-filter",
         metavar="SLOT",
-        help="grids = all cells of this slot (default: the busiest HAT's slot)",
+        help="grids = all cells of this slot (default: the slot with the most records)",
     )
     p.add_argument("--day", metavar="YYYY-MM-DD", help="grids = all HATs of this day")
     p.add_argument(
