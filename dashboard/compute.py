@@ -22,12 +22,13 @@ from core.data import (
     Prepared,
     PrepConfig,
     PrepReport,
+    column_names,
     hat_data,
+    hat_means,
     hat_table,
     load_demo,
     prepare,
     prepare_file,
-    read_table,
 )
 from core.errors import NotApplicableError
 from core.evaluation import monte_carlo
@@ -132,10 +133,8 @@ def table_columns(source: Source) -> list[str]:
     if source.kind == "demo":
         return [str(c) for c in _demo_raw().columns]
     if source.kind == "upload":
-        raw = read_table(_named_bytes(source))
-    else:
-        raw = read_table(source.name)
-    return [str(c) for c in raw.columns]
+        return column_names(_named_bytes(source))
+    return column_names(source.name)
 
 
 def _named_bytes(source: Source) -> io.BytesIO:
@@ -168,18 +167,21 @@ def hats(spec: DataSpec) -> pd.DataFrame:
     return hat_table(prepared(spec).summaries)
 
 
+@_cache(max_entries=16)
+def means(spec: DataSpec) -> pd.DataFrame:
+    """``core.data.hat_means``: the true mean of every HAT."""
+    return hat_means(prepared(spec).summaries)
+
+
 @_cache(max_entries=64)
 def slot_cells(spec: DataSpec, slot: str) -> pd.DataFrame:
-    """The hexagons of one slot, busiest first: hat, cell, users, records, true_mean."""
+    """The hexagons of one slot, busiest first: hat, cell, users, records, m_max, m_median,
+    true_mean (from ``hat_table`` and ``hat_means``)."""
     table = hats(spec)
     part = table[table["slot"] == slot].reset_index(drop=True)
-    summaries = prepared(spec).summaries
-    # Needs core: a per-HAT true mean in hat_table (see notes/dashboard-needs.md); until then,
-    # core's HatData.true_mean for each hexagon.
-    means = [hat_data(summaries, h, upper=spec.upper).true_mean for h in part["hat"]]
-    out = part[["hat", "cell", "users", "records", "m_max", "m_median"]].copy()
-    out["true_mean"] = np.asarray(means, dtype=float)
-    return out
+    out = part[["hat", "cell", "users", "records", "m_max", "m_median"]]
+    true_means = means(spec).set_index("hat")["mean"]
+    return out.assign(true_mean=out["hat"].map(true_means).to_numpy(dtype=float))
 
 
 @_cache(max_entries=64)
