@@ -19,6 +19,10 @@ from dashboard.columns import detect_columns
 from dashboard.compute import DataSpec, Source
 
 SOURCE_LABELS = {"demo": "Demo city", "upload": "Upload a file", "path": "File on this server"}
+UPLOAD_LIMIT_NOTE = (
+    f"Uploads: CSV or Parquet up to {state.MAX_UPLOAD_MB} MB. Larger files: "
+    "choose 'File on this server' and give its path."
+)
 ROLE_LABELS = {
     "user": "User (bus) id column",
     "lat": "Latitude column",
@@ -61,6 +65,7 @@ def _source_widget() -> tuple[Source | None, str | None]:
         key=state.SOURCE,
         help=HELP["source"],
     )
+    st.caption(UPLOAD_LIMIT_NOTE)
     kind = ss[state.SOURCE]
     if kind == "upload":
         upload = st.file_uploader(

@@ -426,6 +426,7 @@ def test_upload_limit_is_stated_and_configured():
     config = (ROOT / ".streamlit" / "config.toml").read_text()
     assert f"maxUploadSize = {state.MAX_UPLOAD_MB}" in config
     at = _app("data")
+    assert any(f"up to {state.MAX_UPLOAD_MB} MB" in c.value for c in at.sidebar.caption)
     at.sidebar.radio(key=state.SOURCE).set_value("upload").run()
     assert f"up to {state.MAX_UPLOAD_MB} MB" in at.sidebar.file_uploader(key=state.UPLOAD).label
 
