@@ -32,8 +32,7 @@ st.markdown(
     r"""
 Two datasets are **neighbours** when they differ in *all* the records of one bus (user-level), not
 in one record. A mechanism $M$ is $\varepsilon$-DP when for all neighbours $D, D'$ and all sets
-of outputs $S$:
-$$\Pr[M(D) \in S] \le e^{\varepsilon} \Pr[M(D') \in S].$$
+of outputs $S$: $\Pr[M(D) \in S] \le e^{\varepsilon} \Pr[M(D') \in S]$.
 Smaller $\varepsilon$ means stronger privacy and more noise. Because a bus may report hundreds
 of times in one hexagon and hour, protecting whole buses costs far more accuracy than protecting
 single records; that cost is what this tool shows.
@@ -122,12 +121,15 @@ st.markdown(
 from the counts: with $T_\varepsilon$ the $\lceil 2/\varepsilon\rceil$-th largest of
 $\{U m_\ell\}$, $a_\ell = \max((Um_\ell - T_\varepsilon)/(2m_\ell), 0)$ and
 $b_\ell = \min((Um_\ell + T_\varepsilon)/(2m_\ell), U)$. Its sensitivity is $T_\varepsilon/N$
-and its worst-case error
-$$E^{OPT}(\varepsilon) = \Big(\sum_\ell \max\big((Um_\ell - T_\varepsilon)/2,\, 0\big)
-+ T_\varepsilon/\varepsilon\Big) \Big/ N.$$
-For $\varepsilon \ge 2$, $T_\varepsilon = U m^*$ and it is Baseline.
+and its worst-case error is
 """
 )
+st.latex(
+    r"E^{OPT}(\varepsilon) = \frac{1}{N}\Big(\sum_\ell \max\big(\tfrac{U m_\ell - T_\varepsilon}{2},"
+    r" 0\big) + \frac{T_\varepsilon}{\varepsilon}\Big)"
+)
+st.markdown(r"For $\varepsilon \ge 2$, $T_\varepsilon = U m^*$ and it is Baseline.")
+
 
 st.header("Monte-Carlo error and simulated releases", anchor="monte-carlo")
 st.markdown(
