@@ -58,7 +58,9 @@ def _figure(data: list, title: str, **layout) -> go.Figure:
 
 
 def _log_x(x: float, axis_type: str) -> float:
-    """Shapes and annotations on a log axis take log10(x) (plotly's convention)."""
+    """log10(x) on a log axis. Kept for dashboard.city_charts only: do NOT use it for shapes —
+    plotly 6+/plotly.js 3 place shapes on a log axis in data coordinates (checked in Chromium);
+    only annotations take log10 there."""
     return float(np.log10(x)) if axis_type == "log" else x
 
 
@@ -166,7 +168,8 @@ def staircase_chart(
     ``steps`` has columns ``epsilon_from``, ``epsilon_to``, ``m`` (one row per step, ε
     increasing; the first may start at 0 and the last end at infinity). Trace 0 is the staircase
     clipped to ``eps_range``; trace 1 the breakpoints inside the range; trace 2 the current point.
-    The current ε is also the first layout shape (at log10 ε, the log axis's coordinate).
+    The current ε is also the first layout shape (plotly 6+ places shapes on a log axis in data
+    coordinates).
     """
     lo, hi = eps_range
     xs: list[float] = []
@@ -205,7 +208,7 @@ def staircase_chart(
     return _figure(
         data,
         "The m^(ε) staircase",
-        shapes=[_vline(_log_x(epsilon, "log"), EPSILON_COLOR, 1, "dot")],
+        shapes=[_vline(epsilon, EPSILON_COLOR, 1.5, "dot")],
         xaxis=dict(title="ε", type="log"),
         yaxis_title="m^(ε)",
     )
@@ -231,7 +234,7 @@ def worst_case_vs_epsilon(curves: pd.DataFrame, *, epsilon: float) -> go.Figure:
     return _figure(
         data,
         "Worst-case error against ε",
-        shapes=[_vline(_log_x(epsilon, "log"), EPSILON_COLOR, 1, "dot")],
+        shapes=[_vline(epsilon, EPSILON_COLOR, 1.5, "dot")],
         xaxis=dict(title="ε", type="log"),
         yaxis=dict(title="worst-case error (km/h)", type="log"),
     )
@@ -250,7 +253,7 @@ def mae_vs_epsilon(results: pd.DataFrame, *, epsilon: float, n_runs: int) -> go.
     return _figure(
         data,
         f"Monte-Carlo MAE against ε ({n_runs:,} runs per point)",
-        shapes=[_vline(_log_x(epsilon, "log"), EPSILON_COLOR, 1, "dot")],
+        shapes=[_vline(epsilon, EPSILON_COLOR, 1.5, "dot")],
         xaxis=dict(title="ε", type="log"),
         yaxis=dict(title="mean absolute error (km/h)", type="log"),
     )

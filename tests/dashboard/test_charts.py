@@ -64,7 +64,7 @@ def test_staircase_clips_to_range_and_marks_breakpoints():
     assert (list(fig.data[1].x), list(fig.data[1].y)) == ([0.2, 0.6], [2, 3])
     assert (list(fig.data[2].x), list(fig.data[2].y)) == ([1.0], [3])
     assert fig.layout.xaxis.type == "log"
-    assert _vlines(fig) == [0.0]  # shapes on a log axis are placed at log10(ε)
+    assert _vlines(fig) == [1.0]  # data coordinates, also on a log axis (plotly.js 3)
 
 
 def test_staircase_drops_steps_outside_range():
@@ -86,7 +86,7 @@ def test_worst_case_vs_epsilon_one_trace_per_method():
     assert [t.name for t in fig.data] == list(charts.WORST_CASE_LABELS.values())
     assert [list(t.y) for t in fig.data] == [[4.0, 2.0], [3.0, 1.5], [2.5, 1.2]]
     assert fig.layout.xaxis.type == "log" and fig.layout.yaxis.type == "log"
-    assert _vlines(fig) == [0.0]
+    assert _vlines(fig) == [1.0]
 
 
 def test_mae_vs_epsilon_groups_by_mechanism_in_order():
