@@ -467,3 +467,24 @@ def test_map_follows_a_hat_chosen_on_another_page(oracle):
     _ok(at)
     assert at.session_state[state.MAP_SLOT] == other["slot"]
     assert at.selectbox(key=state.MAP_CELL).value == other["cell"]
+
+
+def test_many_runs_toggle_uses_ten_thousand_runs(oracle):
+    at = _app("one")
+    h = _hat(at, oracle)
+    at.multiselect(key=state.MECHANISMS).set_value(["baseline"]).run()
+    at.toggle(key=state.MANY_RUNS).set_value(True).run()
+    _ok(at)
+    mc = _frame(at, "mechanism", "n_runs")
+    assert set(mc["n_runs"]) == {state.MC_RUNS_MANY}
+    expected = monte_carlo(
+        h,
+        list(state.MC_EPSILONS),
+        ["baseline"],
+        n_runs=state.MC_RUNS_MANY,
+        rng=compute.rng_for(0, "monte_carlo", "baseline"),
+    )
+    np.testing.assert_array_equal(mc["mae"].to_numpy(), expected["mae"].to_numpy())
+    assert "10,000 runs per point" in " ".join(
+        str(c.proto.spec) for c in at.get("plotly_chart") if hasattr(c, "proto")
+    )
