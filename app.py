@@ -11,6 +11,7 @@ PAGES = (
     ("dashboard/pages/data.py", "Data", ":material/table:"),
     ("dashboard/pages/hexagon_map.py", "Map", ":material/map:"),
     ("dashboard/pages/one_hexagon.py", "One hexagon", ":material/hexagon:"),
+    ("dashboard/pages/city.py", "Whole city", ":material/location_city:"),
     ("dashboard/pages/learn.py", "Learn", ":material/school:"),
 )
 

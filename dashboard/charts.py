@@ -31,7 +31,7 @@ PNG_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"format": "png", "s
 """Pass as ``config=`` to ``st.plotly_chart``: keeps the modebar's PNG export."""
 
 
-def _vline(x: float, color: str, width: float = 2, dash: str = "solid") -> dict:
+def vline(x: float, color: str, width: float = 2, dash: str = "solid") -> dict:
     """A vertical line across the plot at ``x`` (a layout shape)."""
     return dict(
         type="line",
@@ -51,17 +51,10 @@ def _label(x: float, text: str, y: float = 1.0, xanchor: str = "left") -> dict:
     )
 
 
-def _figure(data: list, title: str, **layout) -> go.Figure:
+def figure(data: list, title: str, **layout) -> go.Figure:
     return go.Figure(
         data=data, layout={**LAYOUT, "title": dict(text=title, x=0, font=dict(size=15)), **layout}
     )
-
-
-def _log_x(x: float, axis_type: str) -> float:
-    """log10(x) on a log axis. Kept for dashboard.city_charts only: do NOT use it for shapes —
-    plotly 6+/plotly.js 3 place shapes on a log axis in data coordinates (checked in Chromium);
-    only annotations take log10 there."""
-    return float(np.log10(x)) if axis_type == "log" else x
 
 
 def counts_histogram(
@@ -77,10 +70,10 @@ def counts_histogram(
     annotations follow the same order.
     """
     counts = np.asarray(counts)
-    shapes = [_vline(m_ub, M_UB_COLOR, 3)]
+    shapes = [vline(m_ub, M_UB_COLOR, 3)]
     notes = [_label(m_ub, f"m_UB = {m_ub}")]
     for i, (label, m) in enumerate((marks or {}).items()):
-        shapes.append(_vline(m, MARK_COLORS.get(label, "#444"), 1.5, "dash"))
+        shapes.append(vline(m, MARK_COLORS.get(label, "#444"), 1.5, "dash"))
         notes.append(
             _label(m, f"{label} = {m}", y=0.92 - 0.09 * i, xanchor="right" if i % 2 else "left")
         )
@@ -90,7 +83,7 @@ def counts_histogram(
         marker_color="#4c78a8",
         hovertemplate="records %{x}<br>buses %{y}<extra></extra>",
     )
-    return _figure(
+    return figure(
         [trace],
         "Records per bus in this hexagon",
         shapes=shapes,
@@ -146,10 +139,10 @@ def error_curve(
                 marker=dict(color="#ff7f0e", size=11, symbol="diamond-open", line=dict(width=2)),
             )
         )
-    return _figure(
+    return figure(
         data,
         f"Worst-case error E(m) at ε = {epsilon:g}",
-        shapes=[_vline(m_ub, M_UB_COLOR)],
+        shapes=[vline(m_ub, M_UB_COLOR)],
         annotations=[_label(m_ub, f"m_UB = {m_ub}")],
         xaxis_title="m_UB (m)",
         yaxis_title="worst-case error (km/h)",
@@ -205,10 +198,10 @@ def staircase_chart(
             marker=dict(color=EPSILON_COLOR, size=12, symbol="x"),
         ),
     ]
-    return _figure(
+    return figure(
         data,
         "The m^(ε) staircase",
-        shapes=[_vline(epsilon, EPSILON_COLOR, 1.5, "dot")],
+        shapes=[vline(epsilon, EPSILON_COLOR, 1.5, "dot")],
         xaxis=dict(title="ε", type="log"),
         yaxis_title="m^(ε)",
     )
@@ -231,10 +224,10 @@ def worst_case_vs_epsilon(curves: pd.DataFrame, *, epsilon: float) -> go.Figure:
         go.Scatter(x=curves["epsilon"], y=curves[column], name=label, mode="lines")
         for column, label in WORST_CASE_LABELS.items()
     ]
-    return _figure(
+    return figure(
         data,
         "Worst-case error against ε",
-        shapes=[_vline(epsilon, EPSILON_COLOR, 1.5, "dot")],
+        shapes=[vline(epsilon, EPSILON_COLOR, 1.5, "dot")],
         xaxis=dict(title="ε", type="log"),
         yaxis=dict(title="worst-case error (km/h)", type="log"),
     )
@@ -250,10 +243,10 @@ def mae_vs_epsilon(results: pd.DataFrame, *, epsilon: float, n_runs: int) -> go.
         go.Scatter(x=part["epsilon"], y=part["mae"], name=str(name), mode="lines+markers")
         for name, part in results.groupby("mechanism", sort=False)
     ]
-    return _figure(
+    return figure(
         data,
         f"Monte-Carlo MAE against ε ({n_runs:,} runs per point)",
-        shapes=[_vline(epsilon, EPSILON_COLOR, 1.5, "dot")],
+        shapes=[vline(epsilon, EPSILON_COLOR, 1.5, "dot")],
         xaxis=dict(title="ε", type="log"),
         yaxis=dict(title="mean absolute error (km/h)", type="log"),
     )
@@ -297,10 +290,10 @@ def release_chart(releases: pd.DataFrame, *, true_mean: float) -> go.Figure:
         marker=dict(size=12, color="#4c78a8"),
         hovertemplate="%{y}: %{x:.3f} km/h<extra></extra>",
     )
-    return _figure(
+    return figure(
         [spread, single],
         "Simulated releases beside the true mean",
-        shapes=[_vline(true_mean, "#000")],
+        shapes=[vline(true_mean, "#000")],
         annotations=[_label(true_mean, f"true mean {true_mean:.2f}")],
         xaxis_title="average speed (km/h)",
         height=max(240, 120 + 40 * len(names)),

@@ -16,7 +16,7 @@ import plotly.graph_objects as go
 import pydeck as pdk
 
 from dashboard import maps
-from dashboard.charts import EPSILON_COLOR, _figure, _log_x, _vline
+from dashboard.charts import EPSILON_COLOR, figure, vline
 from dashboard.maps import LegendEntry
 
 TRUE_LAYER_ID = "city-true"
@@ -223,11 +223,11 @@ def grids_per_user_histogram(
             hovertemplate="G_ℓ = %{x}<br>users %{y}<extra>after</extra>",
         ),
     ]
-    return _figure(
+    return figure(
         data,
         "Grids per user G_ℓ",
         barmode="overlay",
-        shapes=[_vline(k_before, BEFORE_COLOR, 2, "dash"), _vline(k_after, AFTER_COLOR, 2)],
+        shapes=[vline(k_before, BEFORE_COLOR, 2, "dash"), vline(k_after, AFTER_COLOR, 2)],
         annotations=[
             dict(
                 x=k_before,
@@ -290,10 +290,10 @@ def loss_chart(
                 hovertemplate="%{y:,.4g}<extra></extra>",
             )
         )
-    return _figure(
+    return figure(
         data,
         "Total privacy loss of releasing every grid",
-        shapes=[_vline(_log_x(epsilon, "log"), EPSILON_COLOR, 1, "dot")],
+        shapes=[vline(epsilon, EPSILON_COLOR, 1, "dot")],
         xaxis=dict(title="ε per grid", type="log"),
         yaxis=dict(title="total privacy loss", type="log"),
     )
@@ -350,7 +350,7 @@ def error_chart(table: pd.DataFrame, *, threshold: float, epsilon: float) -> go.
         xanchor="right",
         yanchor="bottom",
     )
-    return _figure(
+    return figure(
         data,
         f"Worst-case error per grid at ε = {epsilon:g}",
         shapes=[line],

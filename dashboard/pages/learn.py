@@ -1,6 +1,8 @@
-"""Learn page: short explanations, with formulas, of the controls and charts (SPEC §1–4)."""
+"""Learn page: short explanations, with formulas, of the controls and charts (SPEC §1–5)."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import streamlit as st
 
@@ -145,3 +147,9 @@ the user, and it is recorded with its $\varepsilon$ so that asking again returns
 instead of fresh noise that could be averaged away.
 """
 )
+
+
+# The Whole-city page (SPEC §5) keeps its text beside it, as markdown.
+st.header("Many grids at once: the whole city", anchor="city")
+_CITY = (Path(__file__).resolve().parents[1] / "learn_city.md").read_text(encoding="utf-8")
+st.markdown(_CITY.split("\n", 1)[1] if _CITY.startswith("## ") else _CITY)

@@ -27,6 +27,7 @@ PAGES = {
     "map": "dashboard/pages/hexagon_map.py",
     "one": "dashboard/pages/one_hexagon.py",
     "learn": "dashboard/pages/learn.py",
+    "city": "dashboard/pages/city.py",
 }
 TIMEOUT = 120
 
@@ -76,8 +77,21 @@ def test_every_page_loads_without_exception_or_error(page):
     assert not at.error, [e.value for e in at.error]
     assert (
         at.title[0].value
-        == {"data": "Data", "map": "Map", "one": "One hexagon", "learn": "Learn"}[page]
+        == {
+            "data": "Data",
+            "map": "Map",
+            "one": "One hexagon",
+            "learn": "Learn",
+            "city": "Whole city",
+        }[page]
     )
+
+
+def test_learn_explains_every_page():
+    at = _app("learn")
+    headers = [h.value for h in at.header]
+    assert "Many grids at once: the whole city" in headers
+    assert any("CHOP-USER" in m.value for m in at.markdown)
 
 
 @pytest.mark.parametrize("page", list(PAGES))
