@@ -504,7 +504,7 @@ def aggregate(records: pl.DataFrame) -> pl.DataFrame:
     # identical run to run: values are scaled by a power of two so the largest is < 2**40 (a
     # step of vmax / 2**40, about 6e-11 km/h at U = 65), which leaves room for 2**23 records per
     # (HAT, user) before an int64 could overflow.
-    vmax = float(records.get_column("value").max() or 0.0)
+    vmax = float(cast(float, records.get_column("value").max()) or 0.0)
     shift_s = _FIXED_BITS - _exponent(vmax)
     shift_q = _FIXED_BITS - _exponent(vmax * vmax)
     value = pl.col("value")
