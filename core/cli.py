@@ -196,13 +196,23 @@ def cmd_simulate(args: argparse.Namespace) -> Any:
 
     if not args.output.endswith(".npy"):
         raise HexplorerError(f"--output must name a .npy file. Got {args.output!r} instead.")
+    folder = Path(args.output).parent
+    if not folder.is_dir():
+        raise HexplorerError(
+            f"--output folder {str(folder)!r} does not exist. Got {args.output!r}."
+        )
     hat = _hat(args)
     (epsilon,) = _epsilons([args.epsilon])
     _check_trials(args.trials)
     draws = run_mechanism(
         args.mechanism, hat, epsilon, m_ub=args.m_ub, rng=_rng(args.seed), size=args.trials
     )
-    np.save(args.output, draws.estimates)
+    try:
+        np.save(args.output, draws.estimates)
+    except OSError as exc:
+        raise HexplorerError(
+            f"--output {args.output!r} cannot be written: {exc.strerror}."
+        ) from None
     return {
         "hat": hat.hat,
         "mechanism": draws.mechanism,

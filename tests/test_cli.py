@@ -324,3 +324,26 @@ def test_published_release_is_recorded_and_reused(capsys, small_csv, tmp_path):
     assert again["epsilon_spent_on_hat"] == pytest.approx(0.5)  # a reused release costs nothing
     assert other["epsilon_spent_on_hat"] == pytest.approx(1.5)
     assert len(ledger.read_text().splitlines()) == 2
+
+
+def test_simulate_into_missing_directory_is_one_line_and_status_2(capsys, small_csv, tmp_path):
+    target = tmp_path / "no" / "such" / "dir" / "out.npy"
+    status, out, err = run(
+        capsys,
+        "simulate",
+        small_csv,
+        *MAPPING,
+        "--mechanism",
+        "baseline",
+        "--epsilon",
+        "1",
+        "--trials",
+        "5",
+        "--seed",
+        "1",
+        "--output",
+        target,
+    )
+    assert status == 2 and out == ""
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and "--output" in lines[0] and "Traceback" not in err
