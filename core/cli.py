@@ -24,7 +24,7 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import numpy as np
 
@@ -332,12 +332,19 @@ def _version() -> str:
         return "unknown"
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with usage errors on one line (no usage block), status 2, like every other error."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
     from core.mechanisms import MECHANISMS
 
     names = list(MECHANISMS)
     data = _data_options()
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="hexplorer",
         description="User-level differential privacy for mean speeds per hexagon and hour (HAT).",
     )

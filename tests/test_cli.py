@@ -347,3 +347,22 @@ def test_simulate_into_missing_directory_is_one_line_and_status_2(capsys, small_
     assert status == 2 and out == ""
     lines = err.strip().splitlines()
     assert len(lines) == 1 and "--output" in lines[0] and "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    ("argv", "needle"),
+    [
+        ([], "COMMAND"),
+        (["release", "--mechanism", "nope", "--epsilon", "1"], "nope"),
+        (["release", "--mechanism", "baseline", "--epsilon", "abc"], "abc"),
+        (["frobnicate"], "frobnicate"),
+    ],
+    ids=["no-command", "unknown-mechanism", "text-epsilon", "unknown-command"],
+)
+def test_usage_errors_are_one_line_and_status_2(capsys, argv, needle):
+    with pytest.raises(SystemExit) as exit_info:
+        main(argv)
+    err = capsys.readouterr().err
+    assert exit_info.value.code == 2
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("hexplorer") and needle in lines[0], err
