@@ -34,8 +34,15 @@ from core.errors import HexplorerError
 # Data options shared by every subcommand
 
 
-def _data_options() -> argparse.ArgumentParser:
-    parent = argparse.ArgumentParser(add_help=False)
+class _Parser(argparse.ArgumentParser):
+    """argparse with usage errors on one line (no usage block), status 2, like every other error."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
+
+
+def _data_options() -> _Parser:
+    parent = _Parser(add_help=False)
     group = parent.add_argument_group("data (defaults: the built-in demo city)")
     group.add_argument(
         "data", nargs="?", metavar="DATA", help="CSV or Parquet file; omit for the demo city"
@@ -70,7 +77,7 @@ def _prepared(args: argparse.Namespace):
         upper=args.upper, resolution=args.resolution, slot=args.slot, keep_zeros=args.keep_zeros
     )
     if args.data is None:
-        return prepare(load_demo(), ColumnMap(), config)
+        return _reported(prepare(load_demo(), ColumnMap(), config))
     path = Path(args.data)
     if not path.is_file():
         raise HexplorerError(f"Data file {args.data!r} does not exist or is not a file.")
@@ -81,7 +88,16 @@ def _prepared(args: argparse.Namespace):
         time=args.time_col,
         value=args.value_col,
     )
-    return prepare_file(path, columns, config)
+    return _reported(prepare_file(path, columns, config))
+
+
+def _reported(prepared):
+    """Say on stderr what preparation rejected or clamped (SPEC section 1: never silently)."""
+    report = prepared.report
+    if report.n_rejected or report.clamped:
+        for line in report.lines():
+            print(f"hexplorer: note: {line}", file=sys.stderr)
+    return prepared
 
 
 def _hat(args: argparse.Namespace):
@@ -330,13 +346,6 @@ def _version() -> str:
         return metadata.version("dp-hexplorer")
     except metadata.PackageNotFoundError:  # running from a checkout that is not installed
         return "unknown"
-
-
-class _Parser(argparse.ArgumentParser):
-    """argparse with usage errors on one line (no usage block), status 2, like every other error."""
-
-    def error(self, message: str) -> NoReturn:
-        self.exit(2, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
 
 
 def build_parser() -> argparse.ArgumentParser:

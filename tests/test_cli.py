@@ -366,3 +366,21 @@ def test_usage_errors_are_one_line_and_status_2(capsys, argv, needle):
     assert exit_info.value.code == 2
     lines = err.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("hexplorer") and needle in lines[0], err
+
+
+def test_rejected_and_clamped_rows_are_reported_on_stderr(capsys, tmp_path):
+    path = tmp_path / "mixed.csv"
+    frame = _records({"a": 4, "b": 3})
+    frame["kmh"] = frame["kmh"].astype(object)
+    frame.loc[0, "kmh"] = "fast"
+    frame.loc[1, "kmh"] = 99.0
+    frame.to_csv(path, index=False)
+    status, out, err = run(capsys, "hats", path, *MAPPING, "--json")
+    assert status == 0
+    assert json.loads(out)[0]["records"] == 6
+    assert "1 rows rejected" in err and "1 values clamped" in err
+
+
+def test_clean_data_prints_no_report(capsys, small_csv):
+    status, _, err = run(capsys, "hats", small_csv, *MAPPING, "--json")
+    assert status == 0 and err == ""
