@@ -29,6 +29,7 @@ from typing import Any, NoReturn
 import numpy as np
 
 from core.errors import HexplorerError
+from core.params import check_positive_int
 
 # ---------------------------------------------------------------------------------------------
 # Data options shared by every subcommand
@@ -219,7 +220,6 @@ def cmd_simulate(args: argparse.Namespace) -> Any:
         )
     hat = _hat(args)
     (epsilon,) = _epsilons([args.epsilon])
-    _check_trials(args.trials)
     draws = run_mechanism(
         args.mechanism, hat, epsilon, m_ub=args.m_ub, rng=_rng(args.seed), size=args.trials
     )
@@ -328,11 +328,6 @@ def cmd_compose(args: argparse.Namespace) -> Any:
         out["release_privacy_loss"] = chop.privacy_loss
         out["release"] = table.to_dict(orient="records")
     return out
-
-
-def _check_trials(trials: int) -> None:
-    if trials < 1:
-        raise HexplorerError(f"The 'trials' parameter must be >= 1. Got {trials} instead.")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -463,7 +458,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         if getattr(args, "trials", None) is not None:
-            _check_trials(args.trials)
+            check_positive_int("trials", args.trials)
         result = _jsonable(args.func(args))
     except HexplorerError as exc:
         print(f"hexplorer: error: {exc}", file=sys.stderr)

@@ -24,7 +24,7 @@ import pandas as pd
 from core.errors import HexplorerError, NotApplicableError
 from core.hat import HatData
 from core.mechanisms import MECHANISMS, get_mechanism, run_mechanism
-from core.params import check_epsilon, check_m_ub
+from core.params import check_epsilon, check_m_ub, check_positive_int
 
 __all__ = ["COLUMNS", "mae_samples", "monte_carlo", "simulate"]
 
@@ -43,14 +43,6 @@ COLUMNS = (
     "n_runs",
     "note",
 )
-
-
-def _check_n_runs(n_runs) -> int:
-    if isinstance(n_runs, bool) or not isinstance(n_runs, int | np.integer) or n_runs < 1:
-        raise HexplorerError(
-            f"The 'n_runs' parameter must be an integer >= 1. Got {n_runs!r} instead."
-        )
-    return int(n_runs)
 
 
 def _mechanism_names(mechanisms) -> list[str]:
@@ -126,7 +118,7 @@ def monte_carlo(
         )
     eps_list = _epsilons(epsilons)
     names = _mechanism_names(mechanisms)
-    n_runs = _check_n_runs(n_runs)
+    n_runs = check_positive_int("n_runs", n_runs)
     if m_ub is not None:
         m_ub = check_m_ub(m_ub, hat.counts)
     if not isinstance(rng, np.random.Generator):
@@ -199,7 +191,7 @@ def simulate(
 
     Raises NotApplicableError (unlike :func:`monte_carlo`) if the mechanism cannot run.
     """
-    n_runs = _check_n_runs(n_runs)
+    n_runs = check_positive_int("n_runs", n_runs)
     return run_mechanism(mechanism, hat, epsilon, m_ub=m_ub, rng=rng, size=n_runs).estimates
 
 

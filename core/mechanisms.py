@@ -48,7 +48,7 @@ import numpy as np
 
 from core.errors import HexplorerError
 from core.hat import HatData
-from core.params import ceil_two_over_epsilon, check_epsilon, check_m_ub
+from core.params import ceil_two_over_epsilon, check_epsilon, check_m_ub, check_positive_int
 
 #: Levy's failure probability gamma in tau (SPEC section 3, "PrivateInterval ... γ = 0.2").
 LEVY_GAMMA = 0.2
@@ -668,12 +668,6 @@ def _check_hat(hat) -> HatData:
     return hat
 
 
-def _check_size(size) -> int:
-    if isinstance(size, bool) or not isinstance(size, int | np.integer) or size < 1:
-        raise HexplorerError(f"The 'size' parameter must be an integer >= 1. Got {size!r} instead.")
-    return int(size)
-
-
 def default_m_ub(name: str, hat: HatData, epsilon: float) -> int | None:
     """The m_UB a mechanism uses when the user gives none (SPEC section 3 table); None if no arrays.
 
@@ -762,7 +756,7 @@ def run_mechanism(
     (5.714285714285714, (3,))
     """
     mech, epsilon, m_ub, note = resolve(name, hat, epsilon, m_ub)
-    size = _check_size(size)
+    size = check_positive_int("size", size)
     if not isinstance(rng, np.random.Generator):
         raise HexplorerError(f"The 'rng' parameter must be a numpy Generator. Got {rng!r} instead.")
     kwargs = {}

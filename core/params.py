@@ -45,6 +45,19 @@ def check_upper(upper: float) -> float:
     return value
 
 
+def check_positive_int(name: str, value) -> int:
+    """Return ``value`` as an int, or raise if it is not an integer >= 1 (bools and floats refused).
+
+    >>> check_positive_int("n_runs", 10)
+    10
+    """
+    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 1:
+        raise HexplorerError(
+            f"The '{name}' parameter must be an integer >= 1. Got {value!r} instead."
+        )
+    return int(value)
+
+
 def check_noise_measure(noise_measure: str) -> float:
     """Return the factor c of the noise error: 1 for E|Lap(b)| = b ('mean'), sqrt(2) for its std ('std')."""
     if noise_measure == "mean":

@@ -18,34 +18,8 @@ import numpy as np
 
 from core.errors import HexplorerError
 from core.hat import HatData
-from core.params import check_upper
+from core.params import check_positive_int, check_upper
 from core.worstcase import check_counts
-
-
-def _check_positive_int(name: str, value) -> int:
-    try:
-        out = int(value)
-    except (TypeError, ValueError):
-        raise HexplorerError(
-            f"The '{name}' parameter must be an integer >= 1. Got {value!r}."
-        ) from None
-    if isinstance(value, bool) or out != value or out < 1:
-        raise HexplorerError(f"The '{name}' parameter must be an integer >= 1. Got {value!r}.")
-    return out
-
-
-def _check_lambda(lam) -> int:
-    try:
-        value = int(lam)
-    except (TypeError, ValueError):
-        raise HexplorerError(
-            f"The scaling factor 'lam' must be an integer >= 1. Got {lam!r} instead."
-        ) from None
-    if value != lam or value < 1:
-        raise HexplorerError(
-            f"The scaling factor 'lam' must be an integer >= 1. Got {lam!r} instead."
-        )
-    return value
 
 
 def _from_samples(
@@ -226,7 +200,7 @@ def sample_scaled(counts, lam: int) -> np.ndarray:
     >>> sample_scaled([3, 1], 10).tolist()
     [30, 10]
     """
-    return check_counts(counts) * _check_lambda(lam)
+    return check_counts(counts) * check_positive_int("lam", lam)
 
 
 def user_scaled(counts, lam: int) -> np.ndarray:
@@ -235,7 +209,7 @@ def user_scaled(counts, lam: int) -> np.ndarray:
     >>> user_scaled([3, 1], 2).tolist()
     [3, 3, 1, 1]
     """
-    return np.repeat(check_counts(counts), _check_lambda(lam))
+    return np.repeat(check_counts(counts), check_positive_int("lam", lam))
 
 
 def scale_samples(hat: HatData, lam: int) -> HatData:
@@ -247,7 +221,7 @@ def scale_samples(hat: HatData, lam: int) -> HatData:
     >>> scale_samples(HatData.from_arrays([2], [10.0], [60.0]), 3).sums.tolist()
     [30.0]
     """
-    lam = _check_lambda(lam)
+    lam = check_positive_int("lam", lam)
     return HatData.from_arrays(
         hat.counts * lam,
         hat.sums * lam,
@@ -265,7 +239,7 @@ def scale_users(hat: HatData, lam: int) -> HatData:
     >>> h.user_ids.tolist(), h.counts.tolist()
     (['a#0', 'a#1', 'b#0', 'b#1'], [2, 2, 1, 1])
     """
-    lam = _check_lambda(lam)
+    lam = check_positive_int("lam", lam)
     ids = np.array(
         [f"{uid}#{i}" for uid in hat.user_ids.tolist() for i in range(lam)], dtype=object
     )
@@ -309,8 +283,8 @@ def extreme_counts(n_users: int = 101, m_star: int = 10) -> np.ndarray:
     >>> c.size, int(c[0]), int(c[1:].max())
     (101, 10, 1)
     """
-    n_users = _check_positive_int("n_users", n_users)
-    m_star = _check_positive_int("m_star", m_star)
+    n_users = check_positive_int("n_users", n_users)
+    m_star = check_positive_int("m_star", m_star)
     c = np.ones(n_users, dtype=np.int64)
     c[0] = m_star
     return c

@@ -53,7 +53,7 @@ def test_scaling_of_hat_summaries():
     assert u.true_mean == hat.true_mean and u.n_users == 4
 
 
-@pytest.mark.parametrize("lam", [0, -1, 1.5, "x"])
+@pytest.mark.parametrize("lam", [0, -1, 1.5, "x", 2.0, True])
 def test_bad_scaling_factor(lam):
     with pytest.raises(HexplorerError, match="lam"):
         syn.sample_scaled([1, 2], lam)
