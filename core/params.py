@@ -45,6 +45,23 @@ def check_upper(upper: float) -> float:
     return value
 
 
+def check_number(name: str, value) -> float:
+    """Return ``value`` as a finite float, or raise naming the parameter (text, None, NaN, ±inf).
+
+    >>> check_number("mean", "20.5")
+    20.5
+    """
+    try:
+        out = float(value)
+    except (TypeError, ValueError):
+        out = math.nan
+    if isinstance(value, bool) or not math.isfinite(out):
+        raise HexplorerError(
+            f"The '{name}' parameter must be a finite number. Got {value!r} instead."
+        )
+    return out
+
+
 def check_positive_int(name: str, value) -> int:
     """Return ``value`` as an int, or raise if it is not an integer >= 1 (bools and floats refused).
 

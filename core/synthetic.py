@@ -18,7 +18,7 @@ import numpy as np
 
 from core.errors import HexplorerError
 from core.hat import HatData
-from core.params import check_positive_int, check_upper
+from core.params import check_number, check_positive_int, check_upper
 from core.worstcase import check_counts
 
 
@@ -94,10 +94,8 @@ def projected_gaussian(
     """
     c = check_counts(counts)
     upper = check_upper(upper)
-    mean, variance = float(mean), float(variance)
-    if not math.isfinite(mean):
-        raise HexplorerError(f"The 'mean' parameter must be a finite number. Got {mean!r} instead.")
-    if not math.isfinite(variance) or variance < 0:
+    mean, variance = check_number("mean", mean), check_number("variance", variance)
+    if variance < 0:
         raise HexplorerError(f"The 'variance' parameter must be >= 0. Got {variance!r} instead.")
     x = rng.normal(mean, math.sqrt(variance), int(c.sum()))
     np.clip(x, 0.0, upper, out=x)
@@ -163,12 +161,9 @@ def truncated_gaussian(
     """
     c = check_counts(counts)
     upper = check_upper(upper)
-    mean, variance = float(mean), float(variance)
-    if not (math.isfinite(mean) and math.isfinite(variance)) or variance <= 0:
-        raise HexplorerError(
-            "truncated_gaussian needs a finite 'mean' and a 'variance' > 0. "
-            f"Got {mean!r}, {variance!r}."
-        )
+    mean, variance = check_number("mean", mean), check_number("variance", variance)
+    if variance <= 0:
+        raise HexplorerError(f"The 'variance' parameter must be > 0. Got {variance!r} instead.")
     sd = math.sqrt(variance)
 
     def phi(z: float) -> float:

@@ -184,3 +184,23 @@ def test_uniform_moments_match_theory():
     assert abs(got_mu - U / 2) < 5 * math.sqrt(var / n)
     # Var of sample variance for uniform: (mu4 - sigma^4)/n with mu4 = U^4/80
     assert abs(got_var - var) < 5 * math.sqrt((U**4 / 80 - var * var) / n)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "needle"),
+    [
+        ({"mean": "fast", "variance": 1.0}, "'mean'"),
+        ({"mean": None, "variance": 1.0}, "'mean'"),
+        ({"mean": 1.0, "variance": "x"}, "'variance'"),
+        ({"mean": 1.0, "variance": float("inf")}, "'variance'"),
+    ],
+)
+@pytest.mark.parametrize("sampler", [syn.projected_gaussian, syn.truncated_gaussian])
+def test_non_numeric_gaussian_parameters_are_hexplorer_errors(sampler, kwargs, needle):
+    with pytest.raises(HexplorerError, match=needle):
+        sampler([1], rng=np.random.default_rng(0), **kwargs)
+
+
+def test_truncated_gaussian_needs_positive_variance():
+    with pytest.raises(HexplorerError, match="'variance' parameter must be > 0"):
+        syn.truncated_gaussian([1], mean=1.0, variance=0.0, rng=np.random.default_rng(0))
