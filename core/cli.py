@@ -241,10 +241,14 @@ def cmd_simulate(args: argparse.Namespace) -> Any:
 
 
 def _read_counts(path: str) -> np.ndarray:
+    from core.worstcase import check_counts
+
     try:
-        lines = Path(path).read_text().split()
+        lines = Path(path).read_text(encoding="utf-8").split()
     except OSError as exc:
         raise HexplorerError(f"Cannot read counts file {path!r}: {exc.strerror}.") from None
+    except UnicodeDecodeError:
+        raise HexplorerError(f"Counts file {path!r} is not UTF-8 text.") from None
     if not lines:
         raise HexplorerError(f"Counts file {path!r} is empty; it needs one integer per line.")
     counts = []
@@ -260,7 +264,11 @@ def _read_counts(path: str) -> np.ndarray:
                 f"Counts file {path!r}: entry {number} is {value}; counts must be >= 1."
             )
         counts.append(value)
-    return np.asarray(counts, dtype=np.int64)
+    try:
+        array = np.asarray(counts, dtype=np.int64)
+    except OverflowError:  # beyond int64: let check_counts name the limit
+        array = np.asarray(counts, dtype=object)
+    return check_counts(array)
 
 
 def cmd_worstcase(args: argparse.Namespace) -> Any:

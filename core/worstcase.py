@@ -72,6 +72,9 @@ class Step:
 # Counts and S(m)
 
 
+MAX_RECORDS = 2**53  # N = Σ m_ℓ from here on is neither exact in float64 nor safe in int64 sums
+
+
 def check_counts(counts) -> np.ndarray:
     """Return ``counts`` as a 1-D int64 array, or raise if it is empty or has a non-integer or < 1.
 
@@ -99,12 +102,18 @@ def check_counts(counts) -> np.ndarray:
                 f"The 'counts' parameter must hold integers >= 1. Got {arr[bad][0]!r} instead."
             )
         arr = as_float
-    arr = arr.astype(np.int64)
-    if np.any(arr < 1):
+    small = arr < 1
+    if np.any(small):
         raise HexplorerError(
-            f"The 'counts' parameter must hold integers >= 1. Got {int(arr[arr < 1][0])} instead."
+            f"The 'counts' parameter must hold integers >= 1. Got {int(arr[small][0])} instead."
         )
-    return arr
+    total = float(np.sum(arr, dtype=np.float64))
+    if total >= MAX_RECORDS:
+        raise HexplorerError(
+            f"The 'counts' parameter must total fewer than 2^53 records (exact in float64). "
+            f"Got {total:.3g} instead."
+        )
+    return arr.astype(np.int64)
 
 
 @dataclass(frozen=True, kw_only=True, eq=False)

@@ -384,3 +384,23 @@ def test_rejected_and_clamped_rows_are_reported_on_stderr(capsys, tmp_path):
 def test_clean_data_prints_no_report(capsys, small_csv):
     status, _, err = run(capsys, "hats", small_csv, *MAPPING, "--json")
     assert status == 0 and err == ""
+
+
+@pytest.mark.parametrize(
+    ("content", "needle"),
+    [
+        (b"99999999999999999999999\n3\n", "2^53"),
+        (b"5000000000000000000\n5000000000000000000\n", "2^53"),
+        (b"\xff\xfe\x00\n", "UTF-8"),
+    ],
+    ids=["beyond-int64", "sum-overflows-int64", "binary"],
+)
+def test_counts_file_too_large_or_binary_is_one_line_and_status_2(
+    capsys, tmp_path, content, needle
+):
+    path = tmp_path / "counts.txt"
+    path.write_bytes(content)
+    status, out, err = run(capsys, "worstcase", "--counts", path, "--epsilon", "1")
+    assert status == 2 and out == ""
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and needle in lines[0], err

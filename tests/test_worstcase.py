@@ -307,3 +307,17 @@ def test_ties_at_a_decimal_epsilon_go_to_the_smaller_m():
     assert wc.m_opt(c, U, 0.1) == 1
     assert wc.step_at(wc.staircase(c, U), 0.1) == 1
     assert wc.m_opt(c, U, 0.1000001) == 3
+
+
+@pytest.mark.parametrize(
+    "counts",
+    [[2**63 + 5], np.array([2**63 + 5], dtype=np.uint64), [1e30], [2**62, 2**62], [2**52, 2**52]],
+    ids=["beyond-int64", "uint64", "huge-float", "sum-overflows-int64", "sum-reaches-2^53"],
+)
+def test_counts_too_large_to_compute_with_raise(counts):
+    with pytest.raises(HexplorerError, match=r"'counts' parameter must total fewer than 2\^53"):
+        wc.check_counts(counts)
+
+
+def test_counts_up_to_the_limit_pass():
+    assert wc.check_counts([2**52, 2**52 - 1]).tolist() == [2**52, 2**52 - 1]
