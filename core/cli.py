@@ -471,6 +471,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except HexplorerError as exc:
         print(f"hexplorer: error: {exc}", file=sys.stderr)
         return 2
+    except MemoryError as exc:  # e.g. --trials 10^11: numpy refuses the allocation up front
+        print(f"hexplorer: error: out of memory ({exc}); ask for less (--trials).", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         print("hexplorer: interrupted", file=sys.stderr)
         return 130

@@ -404,3 +404,15 @@ def test_counts_file_too_large_or_binary_is_one_line_and_status_2(
     assert status == 2 and out == ""
     lines = err.strip().splitlines()
     assert len(lines) == 1 and needle in lines[0], err
+
+
+@pytest.mark.parametrize("command", ["evaluate", "simulate"])
+def test_trials_beyond_memory_is_one_line_and_status_2(capsys, small_csv, tmp_path, command):
+    extra = ["--output", tmp_path / "x.npy"] if command == "simulate" else []
+    status, out, err = run(
+        capsys, command, small_csv, *MAPPING, "--mechanism", "baseline", "--epsilon", "1",
+        "--trials", 10**14, "--seed", "1", *extra,
+    )  # fmt: skip
+    assert status == 2 and out == ""
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and "out of memory" in lines[0] and "--trials" in lines[0], err
