@@ -294,8 +294,12 @@ def cmd_worstcase(args: argparse.Namespace) -> Any:
                 "error": float(parts.total),
                 "clipping_error": float(parts.clipping),
                 "noise_error": float(parts.noise),
-                "opt_bounding_error": float(wc.opt_bounding_error(counts, upper, epsilon)),
-                "baseline_error": float(wc.baseline_error(counts, upper, epsilon)),
+                "opt_bounding_error": float(
+                    wc.opt_bounding_error(counts, upper, epsilon, args.noise_measure)
+                ),
+                "baseline_error": float(
+                    wc.baseline_error(counts, upper, epsilon, args.noise_measure)
+                ),
             }
         )
     steps = wc.staircase(counts, upper, args.noise_measure)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 
 import numpy as np
 import pandas as pd
@@ -416,3 +417,21 @@ def test_trials_beyond_memory_is_one_line_and_status_2(capsys, small_csv, tmp_pa
     assert status == 2 and out == ""
     lines = err.strip().splitlines()
     assert len(lines) == 1 and "out of memory" in lines[0] and "--trials" in lines[0], err
+
+
+def test_worstcase_std_measure_applies_to_every_error(capsys, tmp_path):
+    path = tmp_path / "counts.txt"
+    path.write_text("3\n2\n1\n")
+    out = run_json(
+        capsys, "worstcase", "--counts", path, "--epsilon", "0.5", "--noise-measure", "std"
+    )
+    (row,) = out["results"]
+    # Baseline: sqrt(2) U m* / (N eps) = sqrt(2) 65 3 / (6 * 0.5); T_0.5 = 0: opt-bounding is all bias
+    assert row["baseline_error"] == pytest.approx(math.sqrt(2) * 65.0)
+    assert row["opt_bounding_error"] == pytest.approx((3 * 65 + 2 * 65 + 65) / 2 / 6)
+    out = run_json(
+        capsys, "worstcase", "--counts", path, "--epsilon", "1", "--noise-measure", "std"
+    )
+    (row,) = out["results"]
+    # T_1 = 65 * 2 (2nd largest): bias (65*3 - 130)/2 = 32.5, noise sqrt(2) * 130 / 1
+    assert row["opt_bounding_error"] == pytest.approx((32.5 + math.sqrt(2) * 130.0) / 6)
