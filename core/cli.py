@@ -241,7 +241,7 @@ def cmd_simulate(args: argparse.Namespace) -> Any:
 
 
 def _read_counts(path: str) -> np.ndarray:
-    from core.worstcase import check_counts
+    from core.params import check_counts
 
     try:
         lines = Path(path).read_text(encoding="utf-8").split()

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from core.errors import HexplorerError
-from core.params import check_upper
+from core.params import check_counts, check_upper
 
 
 @dataclass(frozen=True, kw_only=True, eq=False)
@@ -65,9 +65,7 @@ class HatData:
         m = np.asarray(counts)
         if m.ndim != 1 or m.size == 0:
             raise HexplorerError("A HAT needs at least one user with at least one record.")
-        if not np.all(np.isfinite(m)) or np.any(m != np.round(m)) or np.any(m < 1):
-            raise HexplorerError("Every user's record count m must be an integer >= 1.")
-        m = m.astype(np.int64)
+        m = check_counts(m)
         s = np.asarray(sums, dtype=np.float64)
         q = np.full(m.shape, np.nan) if sumsq is None else np.asarray(sumsq, dtype=np.float64)
         ids = (

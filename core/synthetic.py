@@ -18,8 +18,7 @@ import numpy as np
 
 from core.errors import HexplorerError
 from core.hat import HatData
-from core.params import check_number, check_positive_int, check_upper
-from core.worstcase import check_counts
+from core.params import check_counts, check_number, check_positive_int, check_upper
 
 
 def _from_samples(

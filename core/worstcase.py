@@ -25,8 +25,9 @@ import numpy as np
 
 from core.errors import HexplorerError
 from core.grouping import bestfit_fill, clipped_counts
-from core.params import (
+from core.params import (  # check_counts is re-exported: core.worstcase.check_counts is public
     ceil_two_over_epsilon,
+    check_counts,
     check_epsilon,
     check_m_ub,
     check_noise_measure,
@@ -70,50 +71,6 @@ class Step:
 
 # --------------------------------------------------------------------------------------------
 # Counts and S(m)
-
-
-MAX_RECORDS = 2**53  # N = Σ m_ℓ from here on is neither exact in float64 nor safe in int64 sums
-
-
-def check_counts(counts) -> np.ndarray:
-    """Return ``counts`` as a 1-D int64 array, or raise if it is empty or has a non-integer or < 1.
-
-    >>> check_counts([3, 2.0, 1]).tolist()
-    [3, 2, 1]
-    """
-    arr = np.asarray(counts)
-    if arr.ndim != 1 or arr.size == 0:
-        raise HexplorerError(
-            f"The 'counts' parameter must be a non-empty 1-D list of record counts. "
-            f"Got shape {arr.shape} instead."
-        )
-    if arr.dtype.kind not in "iu":
-        if arr.dtype.kind != "f" and arr.dtype != object:
-            raise HexplorerError(
-                f"The 'counts' parameter must hold integers. Got dtype {arr.dtype}."
-            )
-        try:
-            as_float = arr.astype(np.float64)
-        except (TypeError, ValueError):
-            raise HexplorerError("The 'counts' parameter must hold integers >= 1.") from None
-        bad = ~np.isfinite(as_float) | (as_float != np.round(as_float))
-        if np.any(bad):
-            raise HexplorerError(
-                f"The 'counts' parameter must hold integers >= 1. Got {arr[bad][0]!r} instead."
-            )
-        arr = as_float
-    small = arr < 1
-    if np.any(small):
-        raise HexplorerError(
-            f"The 'counts' parameter must hold integers >= 1. Got {int(arr[small][0])} instead."
-        )
-    total = float(np.sum(arr, dtype=np.float64))
-    if total >= MAX_RECORDS:
-        raise HexplorerError(
-            f"The 'counts' parameter must total fewer than 2^53 records (exact in float64). "
-            f"Got {total:.3g} instead."
-        )
-    return arr.astype(np.int64)
 
 
 @dataclass(frozen=True, kw_only=True, eq=False)
