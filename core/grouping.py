@@ -44,8 +44,8 @@ class Arrays:
         Array means ``Ā_i`` of the kept arrays.
     fills : int64 array, shape (n_arrays,)
         Fills ``w(A_i)``, the number of samples in each kept array (all ``m_UB`` for WrapAround).
-    n_arrays : int
-        K (WrapAround) or K̄ (BestFit), the number of kept arrays.
+    n_arrays : int (property)
+        K (WrapAround) or K̄ (BestFit), the number of kept arrays: ``means.size``.
     assignment : int64 array of shape (L,) or None
         BestFit: the array index (0-based) of each user, in the HAT's sorted order.
         None for WrapAround, where a user can straddle two arrays.
@@ -55,7 +55,6 @@ class Arrays:
     m_ub: int
     means: np.ndarray
     fills: np.ndarray
-    n_arrays: int
     assignment: np.ndarray | None = None
 
     def __post_init__(self) -> None:
@@ -64,10 +63,16 @@ class Arrays:
                 f"The 'strategy' parameter must be one of {STRATEGIES}. "
                 f"Got {self.strategy!r} instead."
             )
-        if self.n_arrays < 1 or self.means.shape != (self.n_arrays,):
+        if self.means.ndim != 1 or self.means.size < 1 or self.fills.shape != self.means.shape:
             raise HexplorerError(
-                f"Arrays need n_arrays >= 1 means, one per array. Got n_arrays={self.n_arrays!r}."
+                "Arrays need one mean and one fill per array, at least one array. "
+                f"Got means of shape {self.means.shape}, fills of shape {self.fills.shape}."
             )
+
+    @property
+    def n_arrays(self) -> int:
+        """K (WrapAround) or K̄ (BestFit): the number of kept arrays."""
+        return int(self.means.size)
 
     @property
     def f_arr(self) -> float:
@@ -150,7 +155,6 @@ def wraparound(hat: HatData, m_ub: int) -> Arrays:
         m_ub=m_ub,
         means=means.astype(np.float64),
         fills=np.full(k, m_ub, dtype=np.int64),
-        n_arrays=int(k),
         assignment=None,
     )
 
@@ -342,7 +346,6 @@ def bestfit(hat: HatData, m_ub: int) -> Arrays:
         m_ub=m_ub,
         means=(sums / fills).astype(np.float64),
         fills=fills,
-        n_arrays=int(fills.size),
         assignment=assignment,
     )
 

@@ -172,9 +172,12 @@ def test_no_array_guard_and_arrays_validation():
     with pytest.raises(NotApplicableError, match="No array of m_UB = 5 samples"):
         _check_no_array(0, 5, 3)
     with pytest.raises(HexplorerError, match="strategy"):
-        Arrays(strategy="best", m_ub=1, means=np.ones(1), fills=np.ones(1, int), n_arrays=1)
-    with pytest.raises(HexplorerError, match="n_arrays"):
-        Arrays(strategy="bestfit", m_ub=1, means=np.ones(2), fills=np.ones(2, int), n_arrays=1)
+        Arrays(strategy="best", m_ub=1, means=np.ones(1), fills=np.ones(1, int))
+    with pytest.raises(HexplorerError, match="one fill per array"):
+        Arrays(strategy="bestfit", m_ub=1, means=np.ones(2), fills=np.ones(1, int))
+    with pytest.raises(HexplorerError, match="at least one array"):
+        Arrays(strategy="bestfit", m_ub=1, means=np.ones(0), fills=np.ones(0, int))
+    assert Arrays(strategy="bestfit", m_ub=1, means=np.ones(3), fills=np.ones(3, int)).n_arrays == 3
 
 
 def test_user_weights_needs_bestfit(hat321):
