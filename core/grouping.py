@@ -70,6 +70,13 @@ class Arrays:
             )
 
     @property
+    def arrays_per_user(self) -> int:
+        """How many arrays one user's samples can reach: 2 for WrapAround (a user straddles two
+        arrays), 1 for BestFit. The factor on every sensitivity that reads array means (SPEC
+        sections 2-3; for plain WrapAround averaging it is the papers' charged factor)."""
+        return 2 if self.strategy == "wraparound" else 1
+
+    @property
     def n_arrays(self) -> int:
         """K (WrapAround) or K̄ (BestFit): the number of kept arrays."""
         return int(self.means.size)

@@ -480,7 +480,7 @@ def _arrayavg(strategy: str, name: str) -> RunFn:
     def run(hat, epsilon, m_ub, rng, size, *, arrays=None):
         """f_arr + Lap(U / (K̄ ε)) (BestFit) or the papers' charged Lap(2U / (K ε)) (WrapAround)."""
         arr = arrays if arrays is not None else _arrays(hat, strategy, m_ub)
-        factor = 2.0 if strategy == "wraparound" else 1.0
+        factor = float(arr.arrays_per_user)
         sens = factor * hat.upper / arr.n_arrays
         return _draws(
             name, hat, epsilon, m_ub, arr.n_arrays, arr.f_arr, sens, sens / epsilon, rng, size
@@ -505,7 +505,7 @@ def _levy(strategy: str, name: str) -> RunFn:
     def run(hat, epsilon, m_ub, rng, size, *, arrays=None):
         """Levy (seed 001, section III-D): PrivateInterval with ε/2, γ = 0.2, then clipped mean."""
         arr = arrays if arrays is not None else _arrays(hat, strategy, m_ub)
-        factor = 2.0 if strategy == "wraparound" else 1.0
+        factor = float(arr.arrays_per_user)
         tau = levy_tau(hat.upper, arr.n_arrays, m_ub)
         dist = private_interval_distribution(arr.means, epsilon, tau, hat.upper, sensitivity=factor)
         idx = _exponential_mechanism(rng, -dist.costs, epsilon / 2.0, factor, size)
@@ -544,7 +544,7 @@ def _quantile(strategy: str, name: str, eps_dependent: bool) -> RunFn:
     def run(hat, epsilon, m_ub, rng, size, *, arrays=None):
         """Quantile (seed 001, section III-E): private interquantile interval, then clipped mean."""
         arr = arrays if arrays is not None else _arrays(hat, strategy, m_ub)
-        factor = 2.0 if strategy == "wraparound" else 1.0
+        factor = float(arr.arrays_per_user)
         levels = (
             quantile_eps_levels(epsilon, arr.n_arrays) if eps_dependent else FIXED_QUANTILE_LEVELS
         )

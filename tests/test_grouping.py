@@ -261,3 +261,8 @@ def test_bestfit_fill_large_runs_match_naive(monkeypatch, numpy_merge_min):
             a, w = bestfit_fill(gamma, 12)
             na, nw = naive_bestfit(gamma.tolist(), 12)
             assert a.tolist() == na and w.tolist() == nw
+
+
+def test_arrays_per_user_is_the_sensitivity_factor(hat321):
+    assert wraparound(hat321, 2).arrays_per_user == 2
+    assert bestfit(hat321, 2).arrays_per_user == 1
