@@ -96,8 +96,7 @@ def _reported(prepared):
     """Say on stderr what preparation rejected or clamped (SPEC section 1: never silently)."""
     report = prepared.report
     if report.n_rejected or report.clamped:
-        for line in report.lines():
-            print(f"hexplorer: note: {line}", file=sys.stderr)
+        print(f"hexplorer: note: {' '.join(report.lines())}", file=sys.stderr)
     return prepared
 
 
