@@ -12,6 +12,7 @@ import pytest
 from core import worstcase as wc
 from core.cli import main
 from core.data import ColumnMap, PrepConfig, hat_data, prepare
+from core.evaluation import monte_carlo
 from core.mechanisms import MECHANISMS, release
 
 LAT, LON = 21.1950, 72.8300  # one resolution-7 hexagon in Surat
@@ -142,6 +143,9 @@ def test_evaluate_covers_every_mechanism_by_default(capsys, small_csv):
     assert out["true_mean"] == pytest.approx(hat.true_mean)
     pairs = {(r["mechanism"], r["epsilon"]) for r in out["results"]}
     assert pairs == {(m, e) for m in MECHANISMS for e in (0.5, 2.0)}
+    table = monte_carlo(hat, [0.5, 2.0], n_runs=200, rng=np.random.default_rng(1))
+    expected = {(r.mechanism, r.epsilon): r.mae for r in table.itertuples()}
+    assert {(r["mechanism"], r["epsilon"]): r["mae"] for r in out["results"]} == expected
 
 
 def test_simulate_writes_raw_outputs(capsys, small_csv, tmp_path):
