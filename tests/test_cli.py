@@ -13,7 +13,7 @@ from core import worstcase as wc
 from core.cli import main
 from core.data import ColumnMap, PrepConfig, hat_data, prepare
 from core.evaluation import monte_carlo
-from core.mechanisms import MECHANISMS, release
+from core.mechanisms import MECHANISMS, release, run_mechanism
 
 LAT, LON = 21.1950, 72.8300  # one resolution-7 hexagon in Surat
 
@@ -171,6 +171,8 @@ def test_simulate_writes_raw_outputs(capsys, small_csv, tmp_path):
     hat = _oracle_hat(small_csv)
     scale = 65.0 * hat.m_max / hat.n_records  # Baseline, epsilon = 1
     assert abs(np.mean(values) - hat.true_mean) < 6 * scale * np.sqrt(2 / 500)
+    expected = run_mechanism("baseline", hat, 1.0, rng=np.random.default_rng(2), size=500)
+    np.testing.assert_array_equal(values, expected.estimates)
 
 
 def test_worstcase_from_counts_file_matches_core(capsys, tmp_path):
