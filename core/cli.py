@@ -323,8 +323,7 @@ def cmd_compose(args: argparse.Namespace) -> Any:
     summaries = _prepared(args).summaries
     slot = args.slot_filter
     if slot is None and args.day is None:  # all cells of the busiest slot (most records)
-        per_slot = summaries.groupby("slot", sort=True)["m"].sum()
-        slot = str(per_slot.sort_values(ascending=False, kind="stable").index[0])
+        slot = multigrid.busiest_slot(summaries)
     rows = multigrid.select_grids(summaries, slot=slot, day=args.day)
     grids = multigrid.GridSet.from_summaries(rows)
     epsilons = _epsilons(args.epsilon)

@@ -82,6 +82,22 @@ def _check_summaries(summaries: pd.DataFrame) -> None:
         )
 
 
+def busiest_slot(summaries: pd.DataFrame) -> str:
+    """The slot with the most records (ties: the first slot in text order): the default grids.
+
+    >>> df = pd.DataFrame({"hat": ["a/h08", "b/h09", "c/h09"], "cell": ["a", "b", "c"],
+    ...     "slot": ["h08", "h09", "h09"], "user_id": ["u", "u", "v"], "m": [3, 2, 1],
+    ...     "s": [1.0, 1.0, 1.0], "q": [1.0, 1.0, 1.0]})
+    >>> busiest_slot(df), busiest_slot(df.iloc[:2])
+    ('h08', 'h08')
+    """
+    _check_summaries(summaries)
+    if len(summaries) == 0:
+        raise HexplorerError("summaries has no rows: there is no slot to choose.")
+    per_slot = summaries.groupby(summaries["slot"].astype(str), sort=True)["m"].sum()
+    return str(per_slot.sort_values(ascending=False, kind="stable").index[0])
+
+
 def select_grids(
     summaries: pd.DataFrame,
     *,
