@@ -22,6 +22,26 @@ MARK_COLORS = {
 }
 M_UB_COLOR = "#d62728"
 EPSILON_COLOR = "#d62728"
+# Log axes: plotly abbreviates minor log labels (0.05 prints as "5"), so ε axes get explicit
+# ticks and other log axes label whole decades only.
+EPSILON_TICKS = (0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10)
+
+
+def epsilon_axis(title: str = "ε") -> dict:
+    """A log x-axis for ε with complete tick labels."""
+    return dict(
+        title=title,
+        type="log",
+        tickvals=list(EPSILON_TICKS),
+        ticktext=[f"{v:g}" for v in EPSILON_TICKS],
+    )
+
+
+def log_axis(title: str) -> dict:
+    """A log axis labelled at whole decades (0.1, 1, 10, …), never with abbreviated minors."""
+    return dict(title=title, type="log", dtick=1)
+
+
 LAYOUT = dict(
     height=400,
     margin=dict(l=10, r=10, t=40, b=10),
@@ -202,7 +222,7 @@ def staircase_chart(
         data,
         "The m^(ε) staircase",
         shapes=[vline(epsilon, EPSILON_COLOR, 1.5, "dot")],
-        xaxis=dict(title="ε", type="log"),
+        xaxis=epsilon_axis(),
         yaxis_title="m^(ε)",
     )
 
@@ -228,8 +248,8 @@ def worst_case_vs_epsilon(curves: pd.DataFrame, *, epsilon: float) -> go.Figure:
         data,
         "Worst-case error against ε",
         shapes=[vline(epsilon, EPSILON_COLOR, 1.5, "dot")],
-        xaxis=dict(title="ε", type="log"),
-        yaxis=dict(title="worst-case error (km/h)", type="log"),
+        xaxis=epsilon_axis(),
+        yaxis=log_axis("worst-case error (km/h)"),
     )
 
 
@@ -247,8 +267,8 @@ def mae_vs_epsilon(results: pd.DataFrame, *, epsilon: float, n_runs: int) -> go.
         data,
         f"Monte-Carlo MAE against ε ({n_runs:,} runs per point)",
         shapes=[vline(epsilon, EPSILON_COLOR, 1.5, "dot")],
-        xaxis=dict(title="ε", type="log"),
-        yaxis=dict(title="mean absolute error (km/h)", type="log"),
+        xaxis=epsilon_axis(),
+        yaxis=log_axis("mean absolute error (km/h)"),
     )
 
 

@@ -16,7 +16,7 @@ import plotly.graph_objects as go
 import pydeck as pdk
 
 from dashboard import maps
-from dashboard.charts import EPSILON_COLOR, figure, vline
+from dashboard.charts import EPSILON_COLOR, epsilon_axis, figure, log_axis, vline
 from dashboard.maps import LegendEntry
 
 TRUE_LAYER_ID = "city-true"
@@ -294,8 +294,8 @@ def loss_chart(
         data,
         "Total privacy loss of releasing every grid",
         shapes=[vline(epsilon, EPSILON_COLOR, 1, "dot")],
-        xaxis=dict(title="ε per grid", type="log"),
-        yaxis=dict(title="total privacy loss", type="log"),
+        xaxis=epsilon_axis("ε per grid"),
+        yaxis=log_axis("total privacy loss"),
     )
 
 

@@ -140,3 +140,37 @@ def test_builders_do_not_touch_streamlit(builder):
     import inspect
 
     assert "st." not in inspect.getsource(getattr(charts, builder))
+
+
+def _assert_complete_log_labels(axis) -> None:
+    """Plotly abbreviates minor log labels (0.05 shows as "5"); our log axes never rely on them."""
+    assert axis.type == "log"
+    if axis.tickvals is not None:
+        assert list(axis.ticktext) == [f"{v:g}" for v in axis.tickvals]
+        assert "0.05" in axis.ticktext
+    else:
+        assert axis.dtick == 1  # whole decades only: 0.1, 1, 10
+
+
+def test_log_axes_have_complete_tick_labels():
+    steps = pd.DataFrame({"epsilon_from": [0.0, 0.2], "epsilon_to": [0.2, np.inf], "m": [1, 2]})
+    curves = pd.DataFrame(
+        {
+            "epsilon": [0.5, 1.0],
+            "baseline": [4.0, 2.0],
+            "opt_arrayavg": [3.0, 1.5],
+            "opt_bounding": [2.5, 1.2],
+        }
+    )
+    results = pd.DataFrame(
+        {"mechanism": ["levy", "levy"], "epsilon": [0.5, 1.0], "mae": [0.9, 0.5]}
+    )
+    figs = [
+        charts.staircase_chart(steps, epsilon=1.0, m_current=2, eps_range=(0.05, 10.0)),
+        charts.worst_case_vs_epsilon(curves, epsilon=1.0),
+        charts.mae_vs_epsilon(results, epsilon=0.5, n_runs=2000),
+    ]
+    for fig in figs:
+        _assert_complete_log_labels(fig.layout.xaxis)
+        if fig.layout.yaxis.type == "log":
+            _assert_complete_log_labels(fig.layout.yaxis)
