@@ -1,0 +1,122 @@
+"""The ``hexplorer`` command line: a thin shell over the functions the dashboard calls.
+
+Every subcommand reads a dataset (a CSV/Parquet path, or the built-in demo city when none is
+given), maps its columns, prepares it (SPEC section 1) and prints a table, or JSON with
+``--json``. Bad input prints one line naming the problem and exits with status 2.
+
+Examples
+--------
+::
+
+    hexplorer hats --json
+    hexplorer release --mechanism arrayavg-best --epsilon 1 --seed 7 --json
+    hexplorer evaluate --epsilon 0.5 1 2 --trials 10000 --seed 1 --json
+    hexplorer worstcase --epsilon 0.5 1 2 --json
+    hexplorer compose --epsilon 1 --slot-filter 2024-03-05T08:00 --json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from core.cli import common, compose, evaluate, hats, release, simulate, worstcase
+from core.errors import HexplorerError
+from core.params import check_positive_int
+
+COMMANDS = (hats, release, evaluate, simulate, worstcase, compose)
+"""One module per subcommand, each with ``register(sub, data, names)`` and ``run(args)``:
+adding a subcommand is one new module and one entry here."""
+
+
+def _version() -> str:
+    from importlib import metadata
+
+    try:
+        return metadata.version("dp-hexplorer")
+    except metadata.PackageNotFoundError:  # running from a checkout that is not installed
+        return "unknown"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from core.mechanisms import MECHANISMS
+
+    names = list(MECHANISMS)
+    data = common.data_options()
+    parser = common.Parser(
+        prog="hexplorer",
+        description="User-level differential privacy for mean speeds per hexagon and hour (HAT).",
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for command in COMMANDS:
+        command.register(sub, data, names)
+    return parser
+
+
+def _jsonable(value: Any) -> Any:
+    """Plain JSON: numpy scalars to Python, NaN and infinities to null."""
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def _print_table(result: Any) -> None:
+    """A readable rendering for people; scripts should use --json."""
+    import pandas as pd
+
+    if isinstance(result, list):
+        print(pd.DataFrame(result).to_string(index=False))
+        return
+    for key, value in result.items():
+        if isinstance(value, list) and value and isinstance(value[0], dict):
+            print(f"{key}:")
+            print(pd.DataFrame(value).to_string(index=False))
+        else:
+            print(f"{key}: {value}")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit status (0 ok, 2 bad input)."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        if getattr(args, "trials", None) is not None:
+            check_positive_int("trials", args.trials)
+        result = _jsonable(args.func(args))
+    except HexplorerError as exc:
+        print(f"hexplorer: error: {exc}", file=sys.stderr)
+        return 2
+    except MemoryError as exc:  # e.g. --trials 10^11: numpy refuses the allocation up front
+        print(f"hexplorer: error: out of memory ({exc}); ask for less (--trials).", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("hexplorer: interrupted", file=sys.stderr)
+        return 130
+    try:
+        if args.json:
+            json.dump(result, sys.stdout, indent=2, allow_nan=False)
+            sys.stdout.write("\n")
+        else:
+            _print_table(result)
+        sys.stdout.flush()
+    except BrokenPipeError:  # e.g. `hexplorer hats | head`: the reader left, not an error of ours
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

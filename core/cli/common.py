@@ -1,0 +1,109 @@
+"""What every subcommand shares: the one-line-error parser, the data options, loading and
+preparing DATA (SPEC section 1), the chosen HAT, epsilons and the seeded generator."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import NoReturn
+
+import numpy as np
+
+from core.errors import HexplorerError
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse with usage errors on one line (no usage block), status 2, like every other error."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
+
+
+def data_options() -> Parser:
+    parent = Parser(add_help=False)
+    group = parent.add_argument_group("data (defaults: the built-in demo city)")
+    group.add_argument(
+        "data", nargs="?", metavar="DATA", help="CSV or Parquet file; omit for the demo city"
+    )
+    group.add_argument(
+        "--user-col", default="user_id", help="column with the user (bus) id [user_id]"
+    )
+    group.add_argument("--lat-col", default="lat", help="latitude column [lat]")
+    group.add_argument("--lon-col", default="lon", help="longitude column [lon]")
+    group.add_argument("--time-col", default="timestamp", help="timestamp column [timestamp]")
+    group.add_argument("--value-col", default="speed", help="value (speed) column [speed]")
+    group.add_argument("--upper", type=float, default=65.0, metavar="U", help="value bound U [65]")
+    group.add_argument("--resolution", type=int, default=7, metavar="R", help="H3 resolution [7]")
+    group.add_argument(
+        "--slot", default="1h", help="timeslot: a duration such as 1h or 30min, or hour-of-day [1h]"
+    )
+    group.add_argument(
+        "--keep-zeros", action="store_true", help="keep zero values (dropped by default)"
+    )
+    group.add_argument(
+        "--hat", metavar="CELL/SLOT", help="the HAT to analyse (default: the busiest)"
+    )
+    group.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    return parent
+
+
+def prepared(args: argparse.Namespace):
+    """Load and prepare the dataset the options describe (SPEC section 1)."""
+    from core.data import ColumnMap, PrepConfig, load_demo, prepare, prepare_file
+
+    config = PrepConfig(
+        upper=args.upper, resolution=args.resolution, slot=args.slot, keep_zeros=args.keep_zeros
+    )
+    if args.data is None:
+        return reported(prepare(load_demo(), ColumnMap(), config))
+    path = Path(args.data)
+    if not path.is_file():
+        raise HexplorerError(f"Data file {args.data!r} does not exist or is not a file.")
+    columns = ColumnMap(
+        user=args.user_col,
+        lat=args.lat_col,
+        lon=args.lon_col,
+        time=args.time_col,
+        value=args.value_col,
+    )
+    return reported(prepare_file(path, columns, config))
+
+
+def reported(result):
+    """Say on stderr what preparation rejected or clamped (SPEC section 1: never silently)."""
+    report = result.report
+    if report.n_rejected or report.clamped:
+        print(f"hexplorer: note: {' '.join(report.lines())}", file=sys.stderr)
+    return result
+
+
+def hat_of(args: argparse.Namespace):
+    """The chosen HAT (or the busiest) of the dataset, as HatData."""
+    from core.data import hat_data
+
+    return hat_data(prepared(args).summaries, args.hat, upper=args.upper)
+
+
+def epsilons(values: Sequence[float]) -> list[float]:
+    from core.params import check_epsilon
+
+    return [check_epsilon(e) for e in values]
+
+
+def rng(seed: int | None) -> np.random.Generator:
+    return np.random.default_rng(seed)
+
+
+# ---------------------------------------------------------------------------------------------
+# Subcommands: each returns a JSON-able object; printing is done once in main()
+
+
+def progress(done: int, total: int) -> None:
+    """A progress line on stderr for long Monte-Carlo work (only when stderr is a terminal)."""
+    print(
+        f"\r  {done}/{total} (mechanism, epsilon) cells",
+        end="" if done < total else "\n",
+        file=sys.stderr,
+    )
