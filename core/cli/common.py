@@ -107,3 +107,26 @@ def progress(done: int, total: int) -> None:
         end="" if done < total else "\n",
         file=sys.stderr,
     )
+
+
+def add_output_options(parser: argparse.ArgumentParser, metavar: str, help: str) -> None:
+    """``--output`` and ``--force`` as every writing subcommand has them."""
+    parser.add_argument("--output", metavar=metavar, help=help)
+    parser.add_argument(
+        "--force", action="store_true", help="overwrite --output if it exists (refused otherwise)"
+    )
+
+
+def output_path(path: str, *, force: bool, suffixes: Sequence[str]) -> Path:
+    """Check an ``--output`` path before any work: known suffix, existing folder, not a folder,
+    and no existing file unless ``force``. Raises :class:`HexplorerError` (one line)."""
+    target = Path(path)
+    if not any(path.lower().endswith(s) for s in suffixes):
+        raise HexplorerError(f"--output must end in {' or '.join(suffixes)}. Got {path!r} instead.")
+    if target.is_dir():
+        raise HexplorerError(f"--output {path!r} is a folder; name a file.")
+    if not target.parent.is_dir():
+        raise HexplorerError(f"--output folder {str(target.parent)!r} does not exist.")
+    if target.exists() and not force:
+        raise HexplorerError(f"--output {path!r} exists; pass --force to overwrite it.")
+    return target

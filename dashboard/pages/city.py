@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import streamlit as st
 
-from dashboard import charts, city_charts, city_compute, ui
-from dashboard import city_state as cs
-from dashboard.sidebar import require_data
+from dashboard.city import charts as city_charts
+from dashboard.city import compute as city_compute
+from dashboard.city import state as cs
+from dashboard.common import figures, ui
+from dashboard.common.sidebar import require_data
 
 MODE_LABELS = {"slot": "all hexagons of one slot", "day": "all HATs of one day"}
 STAT_LABELS = {"mean": "means", "var": "variances"}
@@ -180,7 +182,7 @@ with ui.errors_shown():  # a HexplorerError becomes a message, not a traceback
     with c2:
         st.markdown(f"**Noisy {label}** (after CHOP-USER, seed {seed})")
         st.pydeck_chart(pm.noisy_deck, height=380, key="city_noisy_map")
-    ui.chart(charts.legend_bar(pm.legend, title=label), key="city_legend")
+    ui.chart(figures.legend_bar(pm.legend, title=label), key="city_legend")
     st.caption(
         "One simulated release: each grid's mean and variance of the records kept after "
         "CHOP-USER, plus Laplace noise of scale 2Δ_μ/ε and 2Δ_Var/ε. It releases nothing. "

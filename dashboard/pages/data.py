@@ -5,8 +5,8 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from dashboard import compute, ui
-from dashboard.sidebar import require_data
+from dashboard.common import compute, ui
+from dashboard.common.sidebar import require_data
 
 st.title("Data")
 spec = require_data()

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import streamlit as st
 
-from dashboard import charts, compute, maps, state, ui
-from dashboard.selection import current_hat, picked_row, select_hat
-from dashboard.sidebar import require_data
+from dashboard.common import compute, figures, maps, state, ui
+from dashboard.common.selection import current_hat, picked_row, select_hat
+from dashboard.common.sidebar import require_data
 
 METRIC_LABELS = {"records": "records", "users": "buses", "true_mean": "true mean speed (km/h)"}
 
@@ -81,7 +81,7 @@ with ui.errors_shown():  # a HexplorerError becomes a message, not a traceback
         height=480,
         alt=f"Map of {len(cells)} hexagons in slot {slot}, coloured by {METRIC_LABELS[metric]}",
     )
-    ui.chart(charts.legend_bar(hexmap.legend, title=METRIC_LABELS[metric]), key="map_legend")
+    ui.chart(figures.legend_bar(hexmap.legend, title=METRIC_LABELS[metric]), key="map_legend")
     st.selectbox(
         "Hexagon (busiest first) — or click one on the map",
         options=cell_options,

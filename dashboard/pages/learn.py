@@ -6,7 +6,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from dashboard import state
+from dashboard.common import state
 
 state.init()  # keep the other pages' settings while this page is shown
 st.title("Learn")
@@ -151,5 +151,5 @@ instead of fresh noise that could be averaged away.
 
 # The Whole-city page (SPEC §5) keeps its text beside it, as markdown.
 st.header("Many grids at once: the whole city", anchor="city")
-_CITY = (Path(__file__).resolve().parents[1] / "learn_city.md").read_text(encoding="utf-8")
+_CITY = (Path(__file__).resolve().parents[1] / "city" / "learn.md").read_text(encoding="utf-8")
 st.markdown(_CITY.split("\n", 1)[1] if _CITY.startswith("## ") else _CITY)

@@ -12,9 +12,10 @@ import pandas as pd
 import streamlit as st
 
 from core.mechanisms import MECHANISMS
-from dashboard import charts, compute, state, ui
-from dashboard.selection import current_hat, hat_label, select_hat
-from dashboard.sidebar import require_data
+from dashboard.common import compute, state, ui
+from dashboard.common.selection import current_hat, hat_label, select_hat
+from dashboard.common.sidebar import require_data
+from dashboard.hexagon import charts
 
 HELP = {
     "epsilon": (

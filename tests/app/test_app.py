@@ -18,7 +18,7 @@ from core import worstcase
 from core.data import PrepConfig, hat_data, hat_table, load_demo, prepare
 from core.evaluation import monte_carlo
 from core.mechanisms import release
-from dashboard import compute, state
+from dashboard.common import compute, state
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app.py")

@@ -65,7 +65,7 @@ def _centre_hat() -> str | None:
     import h3
 
     from core.data import hat_table, load_demo, prepare
-    from dashboard.maps import view_for_cells
+    from dashboard.common.maps import view_for_cells
 
     table = hat_table(prepare(load_demo()).summaries)
     cells = table[table["slot"] == table["slot"].iloc[0]]

@@ -18,8 +18,9 @@ from streamlit.testing.v1 import AppTest
 from core import multigrid
 from core.data import load_demo, prepare
 from core.errors import HexplorerError
-from dashboard import city_compute, state
-from dashboard import city_state as cs
+from dashboard.city import compute as city_compute
+from dashboard.city import state as cs
+from dashboard.common import state
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = str(ROOT / "dashboard" / "pages" / "city.py")

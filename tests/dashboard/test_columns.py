@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dashboard.columns import detect_columns
+from dashboard.common.columns import detect_columns
 
 
 def test_defaults_detected():

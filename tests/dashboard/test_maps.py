@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dashboard import maps
+from dashboard.common import maps
 
 
 @pytest.fixture

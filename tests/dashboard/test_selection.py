@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import dataclasses
 
-from dashboard import state
-from dashboard.compute import DataSpec, Source
-from dashboard.selection import picked_row
+from dashboard.common import state
+from dashboard.common.compute import DataSpec, Source
+from dashboard.common.selection import picked_row
 
 
 def test_picked_row_reads_the_hexagon_layer_only():

@@ -14,9 +14,9 @@ import streamlit as st
 
 from core.data import HOUR_OF_DAY
 from core.errors import HexplorerError
-from dashboard import compute, state
-from dashboard.columns import detect_columns
-from dashboard.compute import DataSpec, Source
+from dashboard.common import compute, state
+from dashboard.common.columns import detect_columns
+from dashboard.common.compute import DataSpec, Source
 
 SOURCE_LABELS = {"demo": "Demo city", "upload": "Upload a file", "path": "File on this server"}
 UPLOAD_LIMIT_NOTE = (

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from dashboard import compute, state
-from dashboard.compute import DataSpec
+from dashboard.common import compute, state
+from dashboard.common.compute import DataSpec
 
 
 def hat_label(row: pd.Series | dict) -> str:

@@ -7,8 +7,9 @@ import pandas as pd
 import plotly.graph_objects as go
 import pytest
 
-from dashboard import charts
-from dashboard.maps import LegendEntry
+from dashboard.common import figures
+from dashboard.common.maps import LegendEntry
+from dashboard.hexagon import charts
 
 
 def _vlines(fig: go.Figure) -> list[float]:
@@ -125,14 +126,14 @@ def test_legend_bar_one_segment_per_entry():
         LegendEntry(label="1 – 2", color=(1, 2, 3), low=1, high=2),
         LegendEntry(label="2 – 5", color=(4, 5, 6), low=2, high=5),
     ]
-    fig = charts.legend_bar(entries, title="records")
+    fig = figures.legend_bar(entries, title="records")
     assert [t.name for t in fig.data] == ["1 – 2", "2 – 5"]
     assert [t.marker.color for t in fig.data] == ["rgb(1,2,3)", "rgb(4,5,6)"]
 
 
 def test_png_export_kept():
-    assert charts.PNG_CONFIG["toImageButtonOptions"]["format"] == "png"
-    assert "modeBarButtonsToRemove" not in charts.PNG_CONFIG
+    assert figures.PNG_CONFIG["toImageButtonOptions"]["format"] == "png"
+    assert "modeBarButtonsToRemove" not in figures.PNG_CONFIG
 
 
 @pytest.mark.parametrize("builder", ["counts_histogram", "error_curve"])

@@ -9,7 +9,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dashboard import city_charts, maps
+from dashboard.city import charts as city_charts
+from dashboard.common import maps
 
 
 def _hlines(fig) -> list[float]:

@@ -15,9 +15,9 @@ import pandas as pd
 import plotly.graph_objects as go
 import pydeck as pdk
 
-from dashboard import maps
-from dashboard.charts import EPSILON_COLOR, epsilon_axis, figure, log_axis, vline
-from dashboard.maps import LegendEntry
+from dashboard.common import maps
+from dashboard.common.figures import EPSILON_COLOR, epsilon_axis, figure, log_axis, vline
+from dashboard.common.maps import LegendEntry
 
 TRUE_LAYER_ID = "city-true"
 NOISY_LAYER_ID = "city-noisy"

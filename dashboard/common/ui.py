@@ -11,7 +11,7 @@ import streamlit as st
 from streamlit.errors import StreamlitAPIException
 
 from core.errors import HexplorerError
-from dashboard.charts import PNG_CONFIG
+from dashboard.common.figures import PNG_CONFIG
 
 LEARN_PAGE = "dashboard/pages/learn.py"
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import streamlit as st
 
-from dashboard import state
+from dashboard.common import state
 
 MODE = "city_mode"  # "slot" | "day": all cells of one slot, or all HATs of one day
 SLOT = "city_slot"  # the slot, in "slot" mode

@@ -1,10 +1,5 @@
-"""plotly figure builders: data in, ``go.Figure`` out; no st.* calls and no mathematics.
-
-Every number drawn here was computed by :mod:`core` (through :mod:`dashboard.compute`); the
-builders only lay it out. Tests read the figures as data (``fig.data``, ``fig.layout.shapes``).
-Each figure is built in one ``go.Figure(data=..., layout=...)`` call: plotly's incremental
-``update_layout``/``add_vline`` cost ~30 ms each, which would break the 250 ms rerun budget.
-"""
+"""One hexagon's plotly figures: counts histogram, E(m), the staircase, error against ε,
+Monte-Carlo MAE and simulated releases. Data in, ``go.Figure`` out; no st.* calls."""
 
 from __future__ import annotations
 
@@ -14,67 +9,16 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-MARK_COLORS = {
-    "median": "#7f7f7f",
-    "m^(L)": "#9467bd",
-    "m^(ε)": "#2ca02c",
-    "m^(O,2)": "#8c564b",
-}
-M_UB_COLOR = "#d62728"
-EPSILON_COLOR = "#d62728"
-# Log axes: plotly abbreviates minor log labels (0.05 prints as "5"), so ε axes get explicit
-# ticks and other log axes label whole decades only.
-EPSILON_TICKS = (0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10)
-
-
-def epsilon_axis(title: str = "ε") -> dict:
-    """A log x-axis for ε with complete tick labels."""
-    return dict(
-        title=title,
-        type="log",
-        tickvals=list(EPSILON_TICKS),
-        ticktext=[f"{v:g}" for v in EPSILON_TICKS],
-    )
-
-
-def log_axis(title: str) -> dict:
-    """A log axis labelled at whole decades (0.1, 1, 10, …), never with abbreviated minors."""
-    return dict(title=title, type="log", dtick=1)
-
-
-LAYOUT = dict(
-    height=400,
-    margin=dict(l=10, r=10, t=40, b=10),
-    legend=dict(orientation="h", yanchor="top", y=-0.22, xanchor="left", x=0),
+from dashboard.common.figures import (
+    EPSILON_COLOR,
+    M_UB_COLOR,
+    MARK_COLORS,
+    epsilon_axis,
+    figure,
+    label_at,
+    log_axis,
+    vline,
 )
-PNG_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"format": "png", "scale": 2}}
-"""Pass as ``config=`` to ``st.plotly_chart``: keeps the modebar's PNG export."""
-
-
-def vline(x: float, color: str, width: float = 2, dash: str = "solid") -> dict:
-    """A vertical line across the plot at ``x`` (a layout shape)."""
-    return dict(
-        type="line",
-        x0=x,
-        x1=x,
-        y0=0,
-        y1=1,
-        xref="x",
-        yref="paper",
-        line=dict(color=color, width=width, dash=dash),
-    )
-
-
-def _label(x: float, text: str, y: float = 1.0, xanchor: str = "left") -> dict:
-    return dict(
-        x=x, y=y, xref="x", yref="paper", text=text, showarrow=False, xanchor=xanchor, yanchor="top"
-    )
-
-
-def figure(data: list, title: str, **layout) -> go.Figure:
-    return go.Figure(
-        data=data, layout={**LAYOUT, "title": dict(text=title, x=0, font=dict(size=15)), **layout}
-    )
 
 
 def counts_histogram(
@@ -91,11 +35,11 @@ def counts_histogram(
     """
     counts = np.asarray(counts)
     shapes = [vline(m_ub, M_UB_COLOR, 3)]
-    notes = [_label(m_ub, f"m_UB = {m_ub}")]
+    notes = [label_at(m_ub, f"m_UB = {m_ub}")]
     for i, (label, m) in enumerate((marks or {}).items()):
         shapes.append(vline(m, MARK_COLORS.get(label, "#444"), 1.5, "dash"))
         notes.append(
-            _label(m, f"{label} = {m}", y=0.92 - 0.09 * i, xanchor="right" if i % 2 else "left")
+            label_at(m, f"{label} = {m}", y=0.92 - 0.09 * i, xanchor="right" if i % 2 else "left")
         )
     trace = go.Histogram(
         x=counts,
@@ -163,7 +107,7 @@ def error_curve(
         data,
         f"Worst-case error E(m) at ε = {epsilon:g}",
         shapes=[vline(m_ub, M_UB_COLOR)],
-        annotations=[_label(m_ub, f"m_UB = {m_ub}")],
+        annotations=[label_at(m_ub, f"m_UB = {m_ub}")],
         xaxis_title="m_UB (m)",
         yaxis_title="worst-case error (km/h)",
     )
@@ -314,40 +258,7 @@ def release_chart(releases: pd.DataFrame, *, true_mean: float) -> go.Figure:
         [spread, single],
         "Simulated releases beside the true mean",
         shapes=[vline(true_mean, "#000")],
-        annotations=[_label(true_mean, f"true mean {true_mean:.2f}")],
+        annotations=[label_at(true_mean, f"true mean {true_mean:.2f}")],
         xaxis_title="average speed (km/h)",
         height=max(240, 120 + 40 * len(names)),
-    )
-
-
-def legend_bar(entries: Sequence, *, title: str) -> go.Figure:
-    """The map legend as a strip of coloured boxes, low to high (one bar trace per entry).
-
-    ``entries`` are :class:`dashboard.maps.LegendEntry` (label, color).
-    """
-    data = [
-        go.Bar(
-            x=[1],
-            y=[""],
-            orientation="h",
-            name=e.label,
-            marker_color="rgb({},{},{})".format(*e.color),
-            text=[e.label],
-            textposition="inside",
-            insidetextanchor="middle",
-            hovertemplate=f"{e.label}<extra></extra>",
-        )
-        for e in entries
-    ]
-    return go.Figure(
-        data=data,
-        layout=dict(
-            title=dict(text=title, x=0, font=dict(size=13)),
-            barmode="stack",
-            height=90,
-            margin=dict(l=0, r=0, t=30, b=0),
-            showlegend=False,
-            xaxis=dict(visible=False),
-            yaxis=dict(visible=False),
-        ),
     )

@@ -17,8 +17,8 @@ import streamlit as st
 from core import multigrid
 from core.errors import HexplorerError
 from core.multigrid import ChopResult, GridSet
-from dashboard import compute
-from dashboard.compute import DataSpec, Source
+from dashboard.common import compute
+from dashboard.common.compute import DataSpec, Source
 
 _HASH = {Source: Source.key, DataSpec: DataSpec.key}
 
