@@ -11,6 +11,8 @@ import streamlit as st
 from streamlit.errors import StreamlitAPIException
 
 from core.errors import HexplorerError
+from dashboard.common import downloads
+from dashboard.common.downloads import Provenance
 from dashboard.common.figures import PNG_CONFIG
 
 LEARN_PAGE = "dashboard/pages/learn.py"
@@ -24,17 +26,34 @@ WORKBENCH_NOTE = (
 
 
 def table(
-    df: pd.DataFrame, *, name: str, key: str, height: int | None = None, hide_index: bool = True
+    df: pd.DataFrame,
+    *,
+    name: str,
+    key: str,
+    height: int | None = None,
+    hide_index: bool = True,
+    provenance: Provenance | None = None,
 ) -> None:
-    """Show a table and a button that downloads it as CSV (``name``.csv)."""
+    """Show a table and a button that downloads it as CSV.
+
+    With ``provenance`` (every table computed from data should pass one) the CSV carries the
+    provenance columns and a file name saying what it is (:mod:`dashboard.common.downloads`);
+    without, it is ``name``.csv as shown.
+    """
     st.dataframe(df, hide_index=hide_index, height=height if height is not None else "auto")
+    if provenance is None:
+        data, file_name = df.to_csv(index=False).encode("utf-8"), f"{name}.csv"
+    else:
+        data = downloads.csv_bytes(df, provenance)
+        file_name = downloads.file_name(name, provenance)
     st.download_button(
         f"Download {name}.csv",
-        data=df.to_csv(index=False).encode("utf-8"),
-        file_name=f"{name}.csv",
+        data=data,
+        file_name=file_name,
         mime="text/csv",
         key=f"download_{key}",
         icon=":material/download:",
+        help=f"Saved as {file_name}",
     )
 
 
