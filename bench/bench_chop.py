@@ -20,7 +20,9 @@ import pandas as pd
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 
-from core.multigrid import GridSet, chop_user, grid_errors  # noqa: E402
+from core.citywide.chop import chop_user  # noqa: E402
+from core.citywide.grids import grid_errors  # noqa: E402
+from core.citywide.gridset import GridSet  # noqa: E402
 
 
 def synthetic_city(n_grids: int, n_users: int, rng: np.random.Generator) -> pd.DataFrame:

@@ -14,6 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from core import multigrid as mg
+from core.citywide import grids as grids_module
 from core.errors import HexplorerError
 from core.multigrid import (
     GridSet,
@@ -286,7 +287,7 @@ def test_release_values_and_noise_scales(monkeypatch):
         scales.append(np.asarray(scale))
         return np.zeros(size)
 
-    monkeypatch.setattr(mg, "laplace_noise", fake)
+    monkeypatch.setattr(grids_module, "laplace_noise", fake)
     keep = np.array([True, False, True, True])  # y suppressed in grid a
     out = release_grids(gs, 0.5, upper=65.0, rng=np.random.default_rng(0), retained=keep)
     assert list(out.columns[: len(mg.RELEASE_COLUMNS)]) == list(mg.RELEASE_COLUMNS)
@@ -353,7 +354,7 @@ def _audit_pair(column: int, epsilon: float, seed: int):
 
 
 def _noiseless(gs):
-    mean, var = mg._grid_stats(gs, np.ones(gs.n_pairs, dtype=bool))
+    mean, var = mg.grid_statistics(gs, np.ones(gs.n_pairs, dtype=bool))
     return np.array([mean[0], var[0]])
 
 
@@ -368,7 +369,9 @@ def test_mechanism_is_private_per_statistic(column):
 @pytest.mark.parametrize("column", [0, 1], ids=["mean", "variance"])
 def test_audit_catches_halved_noise(monkeypatch, column):
     monkeypatch.setattr(
-        mg, "laplace_noise", lambda rng, scale, size: ORIGINAL_LAPLACE(rng, scale / 2, size)
+        grids_module,
+        "laplace_noise",
+        lambda rng, scale, size: ORIGINAL_LAPLACE(rng, scale / 2, size),
     )
     verdict = _audit_pair(column, 1.0, seed=20 + column)
     assert verdict.violated, str(verdict)

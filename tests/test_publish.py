@@ -12,7 +12,7 @@ from core import publish
 from core.errors import HexplorerError
 from core.hat import HatData
 from core.mechanisms import default_m_ub
-from core.publish import Ledger, fingerprint, opendp_laplace
+from core.publish import Ledger, fingerprint, opendp_laplace, single
 
 U = 10.0
 
@@ -225,13 +225,13 @@ def test_refuses_when_opendp_charges_more_than_the_laplace_share(
     from core import mechanisms
 
     assert mechanisms.MECHANISMS[name].laplace_share == share
-    real = publish.run_mechanism
+    real = single.run_mechanism
 
     def halved(*args, **kwargs):
         draws = real(*args, **kwargs)
         return dataclasses.replace(draws, noise_scale=draws.noise_scale / 2)
 
-    monkeypatch.setattr(publish, "run_mechanism", halved)
+    monkeypatch.setattr(single, "run_mechanism", halved)
     with pytest.raises(HexplorerError, match="Refusing to publish"):
         publish.publish(name, hat, 1.0, ledger=ledger_file)
     assert not ledger_file.exists() or _lines(ledger_file) == []

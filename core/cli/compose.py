@@ -30,24 +30,24 @@ def register(sub: Any, data: argparse.ArgumentParser, names: list[str]) -> None:
 
 
 def run(args: argparse.Namespace) -> Any:
-    from core import multigrid
+    from core.citywide import accounting, chop, grids, gridset
 
     summaries = common.prepared(args).summaries
     slot = args.slot_filter
     if slot is None and args.day is None:  # all cells of the busiest slot (most records)
-        slot = multigrid.busiest_slot(summaries)
-    rows = multigrid.select_grids(summaries, slot=slot, day=args.day)
-    grids = multigrid.GridSet.from_summaries(rows)
+        slot = gridset.busiest_slot(summaries)
+    rows = gridset.select_grids(summaries, slot=slot, day=args.day)
+    gs = gridset.GridSet.from_summaries(rows)
     epsilons = common.epsilons(args.epsilon)
-    out = {"slot": slot, "day": args.day, **multigrid.compose(grids, epsilons, args.upper)}
+    out = {"slot": slot, "day": args.day, **accounting.compose(gs, epsilons, args.upper)}
     if args.release:
         if len(epsilons) != 1:
             raise HexplorerError("--release needs exactly one --epsilon value.")
-        chop = multigrid.chop_user(grids, epsilons[0], upper=args.upper)
-        table = multigrid.release_grids(
-            grids, epsilons[0], upper=args.upper, rng=common.rng(args.seed), retained=chop.retained
+        result = chop.chop_user(gs, epsilons[0], upper=args.upper)
+        table = grids.release_grids(
+            gs, epsilons[0], upper=args.upper, rng=common.rng(args.seed), retained=result.retained
         )
-        out["release_privacy_loss"] = chop.privacy_loss
+        out["release_privacy_loss"] = result.privacy_loss
         out["release"] = table.to_dict(orient="records")
     return out
 

@@ -1,48 +1,28 @@
-"""Published releases: vetted Laplace noise, OS entropy, and a persistent ledger (SPEC section 7).
-
-A *simulated* run (``core.mechanisms.release``, Monte Carlo, error curves) releases nothing and may
-be seeded. A *published* release is different:
-
-1. its Laplace noise comes from OpenDP's sampler (``opendp.measurements.make_laplace`` on a float
-   atom domain with the absolute distance), which samples exactly on a discretised grid and so
-   resists the floating-point attacks that break textbook ``numpy`` Laplace noise (Mironov 2012);
-2. the mechanism's other randomness (PrivateInterval's bin, private quantiles) comes from a
-   ``numpy`` Generator seeded from OS entropy; nothing is ever seeded by the user;
-3. it is recorded, with its ε, in an append-only JSON-lines ledger;
-4. the same request — same data fingerprint, HAT, mechanism, ε and m_UB — returns the recorded
-   release instead of fresh noise (fresh noise on every rerun would let anyone average it away).
+"""The ledger of published releases (SPEC section 7).
 
 The ledger file (default ``~/.hexplorer/ledger.jsonl``; the ``HEXPLORER_LEDGER`` environment
 variable or the ``ledger`` argument override it) holds one JSON object per line. It contains a
 hash of each HAT's per-user summaries, so it is a private file: publish the estimates, not the
 ledger. It never stores the noiseless value or the true mean.
-
-The split between the mechanism and the noise uses :class:`core.mechanisms.Draws`:
-``run_mechanism(..., size=1)`` gives the run's ``noiseless`` value (the clipped mean for the run's
-privately chosen interval) and the Laplace ``noise_scale``; its own numpy Laplace draw is discarded
-and replaced by OpenDP's.
 """
 
 from __future__ import annotations
 
 import contextlib
-import datetime as _dt
 import fcntl
 import hashlib
 import json
 import math
 import os
-import secrets
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
-from importlib import metadata
 from pathlib import Path
 
 import numpy as np
 
 from core.errors import HexplorerError
 from core.hat import HatData
-from core.mechanisms import Release, resolve, run_mechanism
+from core.mechanisms import Release
 
 #: Environment variable that overrides the default ledger path.
 LEDGER_ENV = "HEXPLORER_LEDGER"
@@ -299,152 +279,3 @@ class Ledger:
                 if s.fingerprint == fingerprint and (hat is None or s.hat == hat)
             )
         )
-
-
-@dataclass(frozen=True, kw_only=True)
-class Published:
-    """What :func:`publish` returns.
-
-    Attributes
-    ----------
-    release : core.mechanisms.Release
-        The published values (``noiseless`` and ``true_mean`` are NaN: a published release
-        never carries them).
-    entry : LedgerEntry
-        The ledger record.
-    reused : bool
-        True when the ledger already held this request and its recorded release was returned.
-    ledger : pathlib.Path
-        The ledger file.
-    """
-
-    release: Release
-    entry: LedgerEntry
-    reused: bool
-    ledger: Path
-
-
-def opendp_laplace(values, scale: float, sensitivity: float) -> tuple[np.ndarray, float]:
-    """``values + Lap(scale)`` (independent per value) from OpenDP's vetted sampler, and its ε.
-
-    Uses ``make_laplace`` on ``vector_domain(atom_domain(T=float, nan=False))`` with the
-    ``l1_distance`` (OpenDP 0.16, "contrib" features); a published release passes one value.
-    The randomness is OpenDP's own (OS entropy), never seeded here. The returned ε is OpenDP's
-    privacy map at ``sensitivity`` (the Laplace step's share of the budget).
-
-    Raises
-    ------
-    HexplorerError
-        If a value or the scale is not finite, or the scale is negative.
-    """
-    import opendp.prelude as dp
-
-    x = np.atleast_1d(np.asarray(values, dtype=np.float64))
-    if not (np.all(np.isfinite(x)) and math.isfinite(scale) and scale >= 0):
-        raise HexplorerError(
-            f"Cannot publish values with noise scale {scale!r}: values and scale must be finite, "
-            "the scale >= 0."
-        )
-    dp.enable_features("contrib")
-    meas = dp.m.make_laplace(
-        dp.vector_domain(dp.atom_domain(T=float, nan=False)),
-        dp.l1_distance(T=float),
-        scale=float(scale),
-    )
-    eps = float(meas.map(float(sensitivity))) if scale > 0 or sensitivity == 0 else math.inf
-    return np.asarray(meas(x.tolist()), dtype=np.float64), eps
-
-
-def _sampler_name() -> str:
-    try:
-        version = metadata.version("opendp")
-    except metadata.PackageNotFoundError:  # pragma: no cover - opendp is a dependency
-        version = "?"
-    return f"opendp {version} measurements.make_laplace (float vector, L1 distance)"
-
-
-def publish(
-    mechanism: str,
-    hat: HatData,
-    epsilon: float,
-    *,
-    m_ub: int | None = None,
-    dataset: str | None = None,
-    ledger: str | os.PathLike | Ledger | None = None,
-) -> Published:
-    """Publish one release of ``mechanism`` on ``hat`` with privacy loss ``epsilon`` (SPEC §7).
-
-    Parameters
-    ----------
-    mechanism : str
-        A name from ``core.mechanisms.MECHANISMS``.
-    hat : HatData
-    epsilon : float
-        Total privacy loss of the release (> 0).
-    m_ub : int, optional
-        Overrides the mechanism's default m_UB (resolved before the ledger lookup, so asking
-        with the default explicitly or implicitly is the same request).
-    dataset : str, optional
-        A label of where the data came from (recorded, not part of the key: the key uses the
-        content fingerprint, so a renamed file does not get fresh noise).
-    ledger : path, Ledger or None
-        The ledger (default ``$HEXPLORER_LEDGER`` or ``~/.hexplorer/ledger.jsonl``).
-
-    Returns
-    -------
-    Published
-        ``reused`` is True when the same request was found in the ledger; its recorded release
-        is returned and no new noise is drawn (and no new ε spent).
-
-    Raises
-    ------
-    HexplorerError
-        Bad input (as ``run_mechanism``), a corrupted ledger line, an unwritable ledger.
-    NotApplicableError
-        No array can be formed.
-    """
-    book = ledger if isinstance(ledger, Ledger) else Ledger(ledger)
-    mech, epsilon, m_ub_resolved, _ = resolve(mechanism, hat, epsilon, m_ub)
-    fp = fingerprint(hat)
-    key = (fp, hat.hat, mech.name, epsilon, m_ub_resolved)
-
-    def make_entry() -> LedgerEntry:
-        # Non-Laplace randomness (interval selection) from OS entropy, never a user seed.
-        rng = np.random.default_rng(secrets.randbits(128))
-        draws = run_mechanism(mech.name, hat, epsilon, m_ub=m_ub_resolved, rng=rng, size=1)
-        noiseless = float(draws.noiseless[0])
-        scale = float(draws.noise_scale[0])
-        sens = float(draws.sensitivity[0])
-        noisy, lap_eps = opendp_laplace([noiseless], scale, sens)
-        estimate = float(noisy[0])
-        budget = epsilon * mech.laplace_share
-        if lap_eps > budget * (1.0 + 1e-9):
-            raise HexplorerError(
-                f"Refusing to publish: OpenDP charges eps={lap_eps!r} for the Laplace step of "
-                f"{mech.name}, more than its share of the requested epsilon ({budget!r})."
-            )
-        clip = None
-        if draws.clip_lo is not None and draws.clip_hi is not None:
-            clip = [float(draws.clip_lo[0]), float(draws.clip_hi[0])]
-        return LedgerEntry(
-            version=LEDGER_VERSION,
-            created=_dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
-            fingerprint=fp,
-            hat=hat.hat,
-            mechanism=mech.name,
-            epsilon=epsilon,
-            m_ub=m_ub_resolved,
-            estimate=estimate,
-            sensitivity=sens,
-            noise_scale=scale,
-            n_arrays=None if draws.n_arrays is None else int(draws.n_arrays),
-            clip_interval=clip,
-            threshold=None if draws.threshold is None else float(draws.threshold[0]),
-            dataset=dataset,
-            sampler=_sampler_name(),
-            laplace_epsilon=lap_eps,
-            note=draws.note,
-        )
-
-    entry, reused = book.record_once(key, make_entry)
-    return Published(release=entry.to_release(), entry=entry, reused=reused, ledger=book.path)

@@ -1,0 +1,43 @@
+"""Published releases: vetted Laplace noise, OS entropy, and a persistent ledger (SPEC section 7).
+
+A *simulated* run (``core.mechanisms.release``, Monte Carlo, error curves) releases nothing and may
+be seeded. A *published* release is different:
+
+1. its Laplace noise comes from OpenDP's sampler (:mod:`core.publish.noise`), which resists the
+   floating-point attacks that break textbook ``numpy`` Laplace noise (Mironov 2012);
+2. the mechanism's other randomness (PrivateInterval's bin, private quantiles) comes from a
+   ``numpy`` Generator seeded from OS entropy; nothing is ever seeded by the user;
+3. it is recorded, with its ε, in a persistent ledger (:mod:`core.publish.ledger`);
+4. the same request returns the recorded release instead of fresh noise (fresh noise on every
+   rerun would let anyone average it away).
+
+Modules: ``noise`` (OpenDP Laplace), ``ledger`` (the ledger), ``single`` (one HAT's release).
+"""
+
+from core.publish.ledger import (
+    DEFAULT_LEDGER,
+    LEDGER_ENV,
+    LEDGER_VERSION,
+    Ledger,
+    LedgerEntry,
+    Spent,
+    fingerprint,
+    ledger_path,
+)
+from core.publish.noise import opendp_laplace, sampler_name
+from core.publish.single import Published, publish
+
+__all__ = [
+    "DEFAULT_LEDGER",
+    "LEDGER_ENV",
+    "LEDGER_VERSION",
+    "Ledger",
+    "LedgerEntry",
+    "Published",
+    "Spent",
+    "fingerprint",
+    "ledger_path",
+    "opendp_laplace",
+    "publish",
+    "sampler_name",
+]
