@@ -34,6 +34,7 @@ from core.errors import NotApplicableError
 from core.evaluation import monte_carlo
 from core.hat import HatData
 from core.mechanisms import MECHANISMS, default_m_ub, release
+from dashboard.common import datadir
 
 
 @dataclass(frozen=True, kw_only=True, eq=False)
@@ -134,7 +135,16 @@ def table_columns(source: Source) -> list[str]:
         return [str(c) for c in _demo_raw().columns]
     if source.kind == "upload":
         return column_names(_named_bytes(source))
-    return column_names(source.name)
+    return column_names(_server_path(source))
+
+
+def _server_path(source: Source):
+    """A "path" source's file, resolved again inside the operator's data directory (never a
+    path a visitor typed); refused like a missing file otherwise (dashboard.common.datadir)."""
+    root = datadir.configured_dir()
+    if root is None:
+        raise datadir.not_found(source.name)
+    return datadir.resolve(root, source.name)
 
 
 def _named_bytes(source: Source) -> io.BytesIO:
@@ -152,7 +162,7 @@ def prepared(spec: DataSpec) -> Prepared:
         return prepare(_demo_raw(), columns, config)
     if spec.source.kind == "upload":
         return prepare_file(_named_bytes(spec.source), columns, config)
-    return prepare_file(spec.source.name, columns, config)
+    return prepare_file(_server_path(spec.source), columns, config)
 
 
 @_cache(max_entries=16)

@@ -7,22 +7,23 @@ in use (``state.APPLIED``), so a bad file never breaks the app.
 
 from __future__ import annotations
 
-import os
+import logging
 from dataclasses import dataclass
+from pathlib import Path
 
 import streamlit as st
 
 from core.data import HOUR_OF_DAY
 from core.errors import HexplorerError
-from dashboard.common import compute, state
+from dashboard.common import compute, datadir, state
 from dashboard.common.columns import detect_columns
 from dashboard.common.compute import DataSpec, Source
 
-SOURCE_LABELS = {"demo": "Demo city", "upload": "Upload a file", "path": "File on this server"}
-UPLOAD_LIMIT_NOTE = (
-    f"Uploads: CSV or Parquet up to {state.MAX_UPLOAD_MB} MB. Larger files: "
-    "choose 'File on this server' and give its path."
-)
+SOURCE_LABELS = {
+    "demo": "Demo city",
+    "upload": "Upload a file",
+    "path": "File in the server's data directory",
+}
 ROLE_LABELS = {
     "user": "User (bus) id column",
     "lat": "Latitude column",
@@ -32,8 +33,9 @@ ROLE_LABELS = {
 }
 HELP = {
     "source": (
-        f"Uploads are limited to {state.MAX_UPLOAD_MB} MB (server.maxUploadSize). For bigger files "
-        "give a path on the machine that runs the app; it is read there with the fast path."
+        "Uploads are limited by the app's server.maxUploadSize. Bigger files can be offered by "
+        "whoever runs the app: they name a data directory (HEXPLORER_DATA_DIR or --data-dir) and "
+        "its files become a choice here, read on the server with the fast path."
     ),
     "upper": (
         "U, the largest possible speed. Every value is clamped into [0, U]; all sensitivities "
@@ -56,20 +58,42 @@ class DataChoice:
     error: str | None = None
 
 
+def upload_limit_mb() -> int:
+    """The upload limit in MB, as Streamlit enforces it (server.maxUploadSize)."""
+    return int(st.get_option("server.maxUploadSize"))
+
+
+def _data_dir() -> Path | None:
+    """The operator's data directory, or None (a misconfigured one is logged, not shown)."""
+    try:
+        return datadir.configured_dir()
+    except HexplorerError as exc:
+        logging.getLogger(__name__).warning("server files are off: %s", exc)
+        return None
+
+
 def _source_widget() -> tuple[Source | None, str | None]:
     ss = st.session_state
+    root = _data_dir()
+    kinds = ["demo", "upload"] + (["path"] if root is not None else [])
+    if ss.get(state.SOURCE) not in kinds:
+        ss[state.SOURCE] = "demo"
     st.radio(
         "Source",
-        options=list(SOURCE_LABELS),
+        options=kinds,
         format_func=SOURCE_LABELS.__getitem__,
         key=state.SOURCE,
         help=HELP["source"],
     )
-    st.caption(UPLOAD_LIMIT_NOTE)
+    limit = upload_limit_mb()
+    note = f"Uploads: CSV or Parquet up to {limit} MB."
+    if root is not None:
+        note += " Larger files: ask the operator to put them in the server's data directory."
+    st.caption(note)
     kind = ss[state.SOURCE]
     if kind == "upload":
         upload = st.file_uploader(
-            f"CSV or Parquet, up to {state.MAX_UPLOAD_MB} MB",
+            f"CSV or Parquet, up to {limit} MB",
             type=["csv", "parquet", "pq", "tsv", "txt"],
             key=state.UPLOAD,
             help=HELP["source"],
@@ -77,22 +101,27 @@ def _source_widget() -> tuple[Source | None, str | None]:
         if upload is None:
             return None, None
         return Source.upload(upload.name, upload.getvalue()), None
-    if kind == "path":
-        st.text_input(
-            "Path of a CSV or Parquet file on the machine running the app",
+    if kind == "path" and root is not None:
+        files = datadir.list_files(root)
+        if ss.get(state.PATH) not in files:
+            ss[state.PATH] = None
+        st.selectbox(
+            "File in the server's data directory",
+            options=files,
             key=state.PATH,
-            placeholder="/data/records.parquet",
+            index=None,
+            placeholder="choose a file" if files else "no CSV or Parquet file there",
             help=HELP["source"],
         )
-        path = str(ss[state.PATH]).strip()
-        if not path:
+        name = ss[state.PATH]
+        if name is None:
             return None, None
         try:
-            info = os.stat(path)
-        except OSError:
-            return None, f"File not found: '{path}'."
+            info = datadir.resolve(root, name).stat()
+        except (HexplorerError, OSError):
+            return None, str(datadir.not_found(name))
         return Source(
-            kind="path", name=path, digest=f"{path}|{info.st_size}|{info.st_mtime_ns}"
+            kind="path", name=name, digest=f"{name}|{info.st_size}|{info.st_mtime_ns}"
         ), None
     return Source.demo(), None
 

@@ -15,7 +15,7 @@ import streamlit as st
 # --- Data (sidebar) -------------------------------------------------------------------------
 SOURCE = "data_source"  # "demo" | "upload" | "path"
 UPLOAD = "data_upload"  # st.file_uploader (cannot be set through session state)
-PATH = "data_path"  # server-side file path
+PATH = "data_path"  # a file of the operator's data directory (a choice, never typed)
 UPPER = "data_upper"  # U
 RESOLUTION = "data_resolution"  # H3 resolution
 SLOT_KIND = "data_slot_kind"  # "window" | "hour-of-day"
@@ -60,11 +60,10 @@ MC_RUNS_MANY = 10_000
 SLOT_LENGTHS = ("15min", "30min", "1h", "2h", "3h", "6h", "1d")
 MAP_METRICS = ("records", "users", "true_mean")
 DEFAULT_MECHANISMS = ("baseline", "arrayavg-best", "levy", "opt-arrayavg", "opt-bounding")
-MAX_UPLOAD_MB = 200  # keep equal to server.maxUploadSize in .streamlit/config.toml
 
 DEFAULTS: dict[str, Any] = {
     SOURCE: "demo",
-    PATH: "",
+    PATH: None,
     UPPER: 65.0,
     RESOLUTION: 7,
     SLOT_KIND: "window",

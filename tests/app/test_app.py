@@ -16,9 +16,10 @@ from streamlit.testing.v1 import AppTest
 
 from core import worstcase
 from core.data import PrepConfig, hat_data, hat_table, load_demo, prepare
+from core.errors import HexplorerError
 from core.evaluation import monte_carlo
 from core.mechanisms import release
-from dashboard.common import compute, state
+from dashboard.common import compute, datadir, sidebar, state
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app.py")
@@ -199,24 +200,64 @@ def test_undetected_column_asks_for_a_choice_and_keeps_data():
     assert not at.error and _metrics(at)["Rows read"] == "1"
 
 
-def test_missing_server_file_is_a_clear_error():
+def test_without_a_data_directory_no_control_names_a_server_file(monkeypatch):
+    monkeypatch.delenv(datadir.ENV_VAR, raising=False)
+    at = _app("data")
+    assert at.sidebar.radio(key=state.SOURCE).options == [
+        sidebar.SOURCE_LABELS["demo"],
+        sidebar.SOURCE_LABELS["upload"],
+    ]
+    assert len(at.text_input) == 0 and len(at.sidebar.text_input) == 0
+
+
+@pytest.mark.parametrize("name", ["/etc/passwd", "../../../../etc/passwd", "records.csv"])
+def test_a_crafted_server_source_is_refused_by_compute(tmp_path, monkeypatch, name):
+    """Behind the widgets, the cached loaders resolve a "path" source again, so a session
+    carrying a made-up path reads nothing outside the data directory (or anything at all
+    when none is configured)."""
+    monkeypatch.delenv(datadir.ENV_VAR, raising=False)
+    source = compute.Source(kind="path", name=name, digest=f"{name}|crafted")
+    spec = compute.DataSpec(source=source, columns=compute.DEFAULT_COLUMNS)
+    (tmp_path / "records.csv").write_bytes(GOOD)
+    for configured in (False, True):
+        if configured:
+            monkeypatch.setenv(datadir.ENV_VAR, str(tmp_path / "empty"))
+            (tmp_path / "empty").mkdir(exist_ok=True)
+        with pytest.raises(HexplorerError, match="File not found in the data directory"):
+            compute.table_columns(source)
+        with pytest.raises(HexplorerError, match="File not found in the data directory"):
+            compute.prepared(spec)
+
+
+def test_data_directory_files_are_a_choice_and_prepared(tmp_path, monkeypatch):
+    (tmp_path / "records.csv").write_bytes(GOOD)
+    (tmp_path / "notes.md").write_text("not offered")
+    (tmp_path / "escape.csv").symlink_to("/etc/passwd")
+    monkeypatch.setenv(datadir.ENV_VAR, str(tmp_path))
     at = _app("data")
     at.sidebar.radio(key=state.SOURCE).set_value("path").run()
-    at.sidebar.text_input(key=state.PATH).input("/nonexistent/records.parquet").run()
     _ok(at)
-    assert (
-        "File not found" in at.error[0].value and "still using **demo city**" in at.error[0].value
-    )
-
-
-def test_server_file_path_is_prepared(tmp_path):
-    path = tmp_path / "records.csv"
-    path.write_bytes(GOOD)
-    at = _app("data")
-    at.sidebar.radio(key=state.SOURCE).set_value("path").run()
-    at.sidebar.text_input(key=state.PATH).input(str(path)).run()
+    box = at.sidebar.selectbox(key=state.PATH)
+    assert box.options == ["records.csv"] and len(at.sidebar.text_input) == 0
+    box.set_value("records.csv").run()
     _ok(at)
     assert not at.error and _metrics(at)["Rows read"] == "6"
+
+
+def test_data_directory_file_removed_is_refused_like_a_missing_file(tmp_path, monkeypatch):
+    (tmp_path / "records.csv").write_bytes(GOOD)
+    monkeypatch.setenv(datadir.ENV_VAR, str(tmp_path))
+    at = _app("data")
+    at.sidebar.radio(key=state.SOURCE).set_value("path").run()
+    at.sidebar.selectbox(key=state.PATH).set_value("records.csv").run()
+    _ok(at)
+    (tmp_path / "records.csv").unlink()
+    (tmp_path / "records.csv").symlink_to("/etc/passwd")
+    at.run()
+    _ok(at)
+    # the listing no longer offers it; the data already prepared stays in use
+    assert at.sidebar.selectbox(key=state.PATH).options == []
+    assert _metrics(at)["Rows read"] == "6"
 
 
 def test_settings_change_the_prepared_data(oracle):
@@ -436,13 +477,16 @@ def test_reruns_and_page_switches_keep_state():
     assert at.session_state[state.HAT] == hat
 
 
-def test_upload_limit_is_stated_and_configured():
-    config = (ROOT / ".streamlit" / "config.toml").read_text()
-    assert f"maxUploadSize = {state.MAX_UPLOAD_MB}" in config
+def test_upload_limit_is_stated_as_configured():
+    import tomllib
+
+    config = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text())
+    limit = config["server"]["maxUploadSize"]
+    assert limit <= 100 and config["server"]["enableXsrfProtection"] is True
     at = _app("data")
-    assert any(f"up to {state.MAX_UPLOAD_MB} MB" in c.value for c in at.sidebar.caption)
+    assert any(f"up to {limit} MB" in c.value for c in at.sidebar.caption)
     at.sidebar.radio(key=state.SOURCE).set_value("upload").run()
-    assert f"up to {state.MAX_UPLOAD_MB} MB" in at.sidebar.file_uploader(key=state.UPLOAD).label
+    assert f"up to {limit} MB" in at.sidebar.file_uploader(key=state.UPLOAD).label
 
 
 @pytest.mark.parametrize(
