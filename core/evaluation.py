@@ -16,6 +16,7 @@ saying why, so a sweep over many HATs or epsilons still returns every other cell
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable, Sequence
 
 import numpy as np
@@ -26,7 +27,7 @@ from core.hat import HatData
 from core.mechanisms import MECHANISMS, get_mechanism, run_mechanism
 from core.params import check_epsilon, check_m_ub, check_positive_int
 
-__all__ = ["COLUMNS", "mae_samples", "monte_carlo", "simulate"]
+__all__ = ["COLUMNS", "abs_error_statistic", "mae_samples", "monte_carlo", "simulate"]
 
 #: Columns of the :func:`monte_carlo` table, in order.
 COLUMNS = (
@@ -208,3 +209,33 @@ def mae_samples(
     return np.abs(
         simulate(hat, mechanism, epsilon, n_runs=n_runs, rng=rng, m_ub=m_ub) - hat.true_mean
     )
+
+
+def abs_error_statistic(errors: np.ndarray, level: float | None = None) -> tuple[float, float]:
+    """The MAE (``level`` None) or the ``level``-quantile of |error|, with its standard error.
+
+    MAE: ``std(|error|) / √n``. Quantile: half the distance between the order statistics at
+    ranks ``n q ± √(n q (1 − q))`` (the binomial ±1σ band of the number of runs below the
+    quantile, so the band covers the true quantile with probability ≈ 68 %); NaN when n < 2.
+
+    >>> abs_error_statistic(np.array([1.0, 3.0]))
+    (2.0, 1.0)
+    >>> v, se = abs_error_statistic(np.arange(1001.0), 0.5)
+    >>> v, se
+    (500.0, 16.5)
+    """
+    x = np.asarray(errors, dtype=np.float64)
+    n = x.size
+    if n == 0:
+        raise HexplorerError("No runs: the error statistic needs at least one.")
+    if level is None:
+        se = float(x.std(ddof=1) / np.sqrt(n)) if n > 1 else math.nan
+        return float(x.mean()), se
+    value = float(np.quantile(x, level))
+    if n < 2:
+        return value, math.nan
+    half = math.sqrt(n * level * (1.0 - level))
+    lo = min(max(int(math.floor(n * level - half)), 0), n - 1)
+    hi = min(max(int(math.ceil(n * level + half)), 0), n - 1)
+    part = np.partition(x, (lo, hi))
+    return value, float((part[hi] - part[lo]) / 2.0)
