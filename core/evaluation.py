@@ -12,6 +12,11 @@ m_UB samples can be formed) do not abort the table: their rows have ``mae`` NaN 
 saying why, so a sweep over many HATs or epsilons still returns every other cell. Bad input
 (unknown mechanism, epsilon <= 0, m_ub outside [m_*, m*], n_runs < 1) raises
 :class:`core.errors.HexplorerError` before any work is done.
+
+Seeds keyed by name: :func:`monte_carlo` draws one seed word set from the caller's generator and
+gives each mechanism its own stream, ``core.mechanisms.mechanism_rng(words, name)``. A
+mechanism's rows therefore depend on the generator and its *name* only: not on its position in
+the registry, nor on which other mechanisms are in the table.
 """
 
 from __future__ import annotations
@@ -24,7 +29,7 @@ import pandas as pd
 
 from core.errors import HexplorerError, NotApplicableError
 from core.hat import HatData
-from core.mechanisms import MECHANISMS, get_mechanism, run_mechanism
+from core.mechanisms import MECHANISMS, get_mechanism, mechanism_rng, run_mechanism
 from core.params import check_epsilon, check_m_ub, check_positive_int
 
 __all__ = ["COLUMNS", "abs_error_statistic", "mae_samples", "monte_carlo", "simulate"]
@@ -92,7 +97,9 @@ def monte_carlo(
     n_runs : int
         Independent runs per (mechanism, epsilon) cell.
     rng : numpy.random.Generator
-        Source of all randomness; cells are drawn in table order, so a seed fixes the table.
+        Source of all randomness: four seed words are drawn from it once, and each mechanism's
+        cells come from its own stream ``mechanism_rng(words, name)`` (keyed by name, so a seed
+        fixes each mechanism's rows whatever else is in the table).
     m_ub : int, optional
         Overrides the default m_UB of the mechanisms that use arrays (ignored by the others,
         whose ``m_ub`` is NaN and whose ``note`` says so).
@@ -125,15 +132,17 @@ def monte_carlo(
     if not isinstance(rng, np.random.Generator):
         raise HexplorerError(f"The 'rng' parameter must be a numpy Generator. Got {rng!r} instead.")
     total = len(names) * len(eps_list)
+    words = rng.integers(0, 2**63, size=4, dtype=np.int64).tolist()
     cache: dict = {}
     rows = []
     done = 0
     f = hat.true_mean
     for name in names:
+        stream = mechanism_rng(words, name)
         for eps in eps_list:
             try:
                 d = run_mechanism(
-                    name, hat, eps, m_ub=m_ub, rng=rng, size=n_runs, _arrays_cache=cache
+                    name, hat, eps, m_ub=m_ub, rng=stream, size=n_runs, _arrays_cache=cache
                 )
             except NotApplicableError as exc:
                 rows.append(

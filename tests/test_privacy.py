@@ -6,7 +6,7 @@ bounds, Bonferroni over tail and bin events, a violation flagged only when the b
 ``P_D(E) > e^ε P_D'(E)`` for some event (false-alarm probability ≤ α = 10⁻⁶ per audit).
 
 Every passing test has a failing companion that runs the *same* code path with too little noise
-(``core.mechanisms._laplace`` monkeypatched to halve the scale; quartered for ``arrayavg-wrap``,
+(``core.mechanisms.noise._laplace`` monkeypatched to halve the scale; quartered for ``arrayavg-wrap``,
 whose charged 2U/K is twice its exact sensitivity) or, for a selection stage, with twice its ε
 (``_exponential_mechanism`` / ``_private_quantile`` monkeypatched), and must be flagged. For that
 the pairs are chosen *tight*: the moved user changes the noiseless value by exactly the
@@ -33,18 +33,23 @@ import math
 import numpy as np
 import pytest
 
-from core import mechanisms as mech
 from core.grouping import bestfit, wraparound
 from core.hat import HatData
-from core.mechanisms import MECHANISMS, levy_tau, private_interval_distribution, run_mechanism
+from core.mechanisms import (
+    MECHANISMS,
+    levy_tau,
+    noise,
+    private_interval_distribution,
+    run_mechanism,
+)
 from tests.privacy_harness import audit, clopper_pearson, compare_samples
 
 U = 10.0
 N_SAMPLES = 200_000
 ALPHA = 1e-6
-ORIGINAL_LAPLACE = mech._laplace
-ORIGINAL_EXPONENTIAL = mech._exponential_mechanism
-ORIGINAL_QUANTILE = mech._private_quantile
+ORIGINAL_LAPLACE = noise._laplace
+ORIGINAL_EXPONENTIAL = noise._exponential_mechanism
+ORIGINAL_QUANTILE = noise._private_quantile
 
 
 def _pair(counts, means, moved: int, hat="h/1") -> tuple[HatData, HatData]:
@@ -81,7 +86,7 @@ def _audit(name, d, dp, epsilon, claimed, *, m_ub=None, field="estimates", seed=
 def _noise_factor(monkeypatch, factor: float) -> None:
     """Run the real code path with the Laplace scale multiplied by ``factor``."""
     monkeypatch.setattr(
-        mech, "_laplace", lambda rng, scale, size: ORIGINAL_LAPLACE(rng, scale * factor, size)
+        noise, "_laplace", lambda rng, scale, size: ORIGINAL_LAPLACE(rng, scale * factor, size)
     )
 
 
@@ -223,7 +228,7 @@ def _wrap_interval():
 def _hold_interval(monkeypatch, how):
     if how == "bin":
         monkeypatch.setattr(
-            mech,
+            noise,
             "_exponential_mechanism",
             lambda rng, u, e, s, size, log_base=None: np.full(size, WR_BIN),
         )
@@ -233,10 +238,10 @@ def _hold_interval(monkeypatch, how):
         def fixed(rng, values, level, epsilon, *, lo_=lo, hi_=hi, size, **kw):
             return np.full(size, lo_ if level < 0.5 else hi_)
 
-        monkeypatch.setattr(mech, "_private_quantile", fixed)
+        monkeypatch.setattr(noise, "_private_quantile", fixed)
     elif how == "threshold":
         monkeypatch.setattr(
-            mech,
+            noise,
             "_private_quantile",
             lambda rng, values, level, eps, *, size, **kw: np.full(size, AKMV_T),
         )
@@ -308,7 +313,7 @@ def _double_epsilon_exponential(monkeypatch):
     def doubled(rng, utility, epsilon, sensitivity, size, log_base=None):
         return ORIGINAL_EXPONENTIAL(rng, utility, 2 * epsilon, sensitivity, size, log_base)
 
-    monkeypatch.setattr(mech, "_exponential_mechanism", doubled)
+    monkeypatch.setattr(noise, "_exponential_mechanism", doubled)
 
 
 @pytest.mark.slow
@@ -362,7 +367,7 @@ def test_private_quantile_is_private_at_its_budget(doubled):
     d_vals, dp_vals = np.array([0.0, 1.0, 2.0, 9.0]), np.array([U, 1.0, 2.0, 9.0])
 
     def sampler(values):
-        return lambda size, rng: mech._private_quantile(
+        return lambda size, rng: noise._private_quantile(
             rng, values, 0.5, run_eps, lo=0.0, hi=U, sensitivity=1.0, size=size
         )
 
@@ -390,7 +395,7 @@ def test_akmv_threshold_is_private_at_half_epsilon(monkeypatch):
     def doubled(rng, values, level, eps, **kw):
         return ORIGINAL_QUANTILE(rng, values, level, 2 * eps, **kw)
 
-    monkeypatch.setattr(mech, "_private_quantile", doubled)
+    monkeypatch.setattr(noise, "_private_quantile", doubled)
     bad = audit(
         _sampler("akmv", d, epsilon, field="threshold"),
         _sampler("akmv", dp, epsilon, field="threshold"),
@@ -423,8 +428,8 @@ def test_selection_stages_get_the_grouping_sensitivity(name, expected, monkeypat
         seen.append(("quantile", epsilon, sensitivity))
         return ORIGINAL_QUANTILE(rng, values, level, epsilon, sensitivity=sensitivity, **kw)
 
-    monkeypatch.setattr(mech, "_exponential_mechanism", spy_exponential)
-    monkeypatch.setattr(mech, "_private_quantile", spy_quantile)
+    monkeypatch.setattr(noise, "_exponential_mechanism", spy_exponential)
+    monkeypatch.setattr(noise, "_private_quantile", spy_quantile)
     d, _ = _pair(WR_COUNTS, WR_MEANS, moved=2)
     run_mechanism(name, d, 1.0, m_ub=400, rng=np.random.default_rng(0), size=3)
     stage = "exp" if name.startswith("levy") else "quantile"
@@ -451,7 +456,7 @@ def test_exponential_mechanism_with_two_moved_arrays_needs_sensitivity_two(sensi
     def sampler(moved_value):
         means = np.r_[moved_value, moved_value, others]
         costs = private_interval_distribution(means, epsilon, tau, U).costs
-        return lambda size, rng: mech._exponential_mechanism(
+        return lambda size, rng: noise._exponential_mechanism(
             rng, -costs, epsilon / 2, sensitivity, size
         )
 
@@ -471,7 +476,7 @@ def test_private_quantile_with_two_moved_values_needs_sensitivity_two(sensitivit
     eps_stage = 1.0
 
     def sampler(values):
-        return lambda size, rng: mech._private_quantile(
+        return lambda size, rng: noise._private_quantile(
             rng, values, 0.5, eps_stage, lo=0.0, hi=U, sensitivity=sensitivity, size=size
         )
 

@@ -215,16 +215,13 @@ def test_concurrent_requests_draw_noise_once(hat, ledger_file):
     assert len(Ledger(ledger_file).entries()) == 1
 
 
-@pytest.mark.parametrize(("name", "share"), [("baseline", 1.0), ("levy", 0.5), ("akmv", 0.5)])
+@pytest.mark.parametrize("name", ["baseline", "levy", "akmv"])  # shares 1, 1/2, 1/2
 def test_refuses_when_opendp_charges_more_than_the_laplace_share(
-    hat, ledger_file, monkeypatch, name, share
+    hat, ledger_file, monkeypatch, name
 ):
     """A Laplace scale too small for the Laplace step's share of epsilon is caught before publishing."""
     import dataclasses
 
-    from core import mechanisms
-
-    assert mechanisms.MECHANISMS[name].laplace_share == share
     real = single.run_mechanism
 
     def halved(*args, **kwargs):

@@ -33,7 +33,7 @@ from core.data import (
 from core.errors import NotApplicableError
 from core.evaluation import monte_carlo
 from core.hat import HatData
-from core.mechanisms import MECHANISMS, default_m_ub, release
+from core.mechanisms import MECHANISMS, default_m_ub, get_mechanism, mechanism_rng, release
 from dashboard.common import datadir
 
 
@@ -328,14 +328,16 @@ RNG_STREAMS = {"monte_carlo": 1, "spread": 2, "release": 3}
 
 
 def rng_for(seed: int, purpose: str, mechanism: str | None = None) -> np.random.Generator:
-    """The generator of one stochastic result: seeded by (seed, purpose, mechanism index).
+    """The generator of one stochastic result: seeded by (seed, purpose) and the mechanism's name.
 
-    Separate streams keep, e.g., a mechanism's release independent of which others are chosen.
+    Separate streams keep, e.g., a mechanism's release independent of which others are chosen;
+    keyed by the mechanism's *name* (``core.mechanisms.mechanism_rng``), never its position, so
+    registering a new mechanism moves no other mechanism's numbers.
     """
-    stream = [int(seed), RNG_STREAMS[purpose]]
-    if mechanism is not None:
-        stream.append(list(MECHANISMS).index(mechanism))
-    return np.random.default_rng(stream)
+    words = [int(seed), RNG_STREAMS[purpose]]
+    if mechanism is None:
+        return np.random.default_rng(words)
+    return mechanism_rng(words, get_mechanism(mechanism).name)
 
 
 @_cache(max_entries=256)
