@@ -1,17 +1,22 @@
 """dp-hexplorer dashboard: ``streamlit run app.py``.
 
-Routing only; each page lives in ``dashboard/pages/`` and runs on its own as well.
+Routing only; each page lives in ``dashboard/pages/`` and runs on its own as well. The view's
+parameters live in the URL (``dashboard.common.url``): read once per session before the page
+runs, written back after it.
 """
 
 from __future__ import annotations
 
 import streamlit as st
 
+from dashboard.common import url
+
 PAGES = (
     ("dashboard/pages/data.py", "Data", ":material/table:"),
     ("dashboard/pages/hexagon_map.py", "Map", ":material/map:"),
     ("dashboard/pages/one_hexagon.py", "One hexagon", ":material/hexagon:"),
     ("dashboard/pages/city.py", "Whole city", ":material/location_city:"),
+    ("dashboard/pages/lesson.py", "Lesson: neighbours", ":material/compare_arrows:"),
     ("dashboard/pages/learn.py", "Learn", ":material/school:"),
 )
 
@@ -23,7 +28,11 @@ def run() -> None:
         st.Page(path, title=title, icon=icon, default=(title == "Map"))
         for path, title, icon in PAGES
     ]
-    st.navigation(pages).run()
+    url.read_once()
+    page = st.navigation(pages)
+    page.run()
+    url.write()
+    url.share_control(page.url_path)
 
 
 if __name__ == "__main__":

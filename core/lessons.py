@@ -255,6 +255,7 @@ def exact_log_ratio(
     *,
     m_ub: int | None = None,
     n_points: int = 801,
+    noise_factor: float = 1.0,
 ) -> LogRatio:
     """Exact output densities on D and D' and their log-ratio, for a Laplace mechanism.
 
@@ -262,6 +263,9 @@ def exact_log_ratio(
     :func:`core.mechanisms.run_mechanism` on each dataset (the Laplace draw itself is not used).
     The grid spans the two centres ± 8 scales. When the scale is 0 (opt-bounding with T_ε = 0)
     both outputs are the same constant: the log-ratio is 0.
+
+    ``noise_factor`` multiplies both scales: 0.5 shows what a mechanism with half the noise it
+    needs would leak (the lesson's "too little noise" switch); 1 is the mechanism as it is.
 
     Raises
     ------
@@ -275,11 +279,16 @@ def exact_log_ratio(
         )
     epsilon = check_epsilon(epsilon)
     n_points = check_positive_int("n_points", n_points)
+    if not (math.isfinite(noise_factor) and noise_factor > 0):
+        raise HexplorerError(
+            f"The 'noise_factor' parameter must be > 0. Got {noise_factor!r} instead."
+        )
     rng = np.random.default_rng(0)  # only the discarded Laplace draw uses it
     d = run_mechanism(name, nb.original, epsilon, m_ub=m_ub, rng=rng, size=1)
     d2 = run_mechanism(name, nb.changed, epsilon, m_ub=m_ub, rng=rng, size=1)
     mu, mu2 = float(d.noiseless[0]), float(d2.noiseless[0])
-    b, b2 = float(d.noise_scale[0]), float(d2.noise_scale[0])
+    b = float(d.noise_scale[0]) * noise_factor
+    b2 = float(d2.noise_scale[0]) * noise_factor
     if b <= 0.0 or b2 <= 0.0:
         x = np.array([mu])
         ones = np.ones(1)
