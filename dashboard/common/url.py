@@ -9,7 +9,7 @@ name      what                                        session-state key
 source    demo | upload | path                        ``state.SOURCE``
 file      first 16 hex digits of an upload's sha256   (kept until the same file is loaded)
 name      the uploaded file's name (for the message)  (idem)
-path      a file on the machine running the app       ``state.PATH``
+path      a file of the operator's data directory    ``state.PATH``
 U         upper bound on a value                      ``state.UPPER``
 res       H3 resolution 0–15                          ``state.RESOLUTION``
 slot      window length (1h, 30min, …) or hour-of-day ``state.SLOT_KIND``, ``state.SLOT_LENGTH``

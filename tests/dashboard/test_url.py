@@ -91,3 +91,9 @@ def test_an_upload_is_linked_by_its_content_digest():
 def test_link_orders_parameters_and_keeps_hat_readable():
     got = url.link("http://h:1/one_hexagon", {"eps": "1", "hat": HAT, "source": "demo"})
     assert got == f"http://h:1/one_hexagon?source=demo&hat={HAT}&eps=1"
+
+
+def test_the_modules_examples_run():
+    import doctest
+
+    assert doctest.testmod(url).failed == 0
