@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from dashboard.common import url
+from dashboard.common import shown, url
 
 PAGES = (
     ("dashboard/pages/data.py", "Data", ":material/table:"),
@@ -30,6 +30,7 @@ def run() -> None:
     ]
     url.read_once()
     page = st.navigation(pages)
+    shown.reset()  # the figures of this run, for the report
     page.run()
     url.write()
     url.share_control(page.url_path)

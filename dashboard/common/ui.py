@@ -13,6 +13,7 @@ from streamlit.errors import StreamlitAPIException
 from core.errors import HexplorerError
 from dashboard.common import downloads
 from dashboard.common.downloads import Provenance
+from dashboard.common import shown
 from dashboard.common.figures import PNG_CONFIG
 
 LEARN_PAGE = "dashboard/pages/learn.py"
@@ -60,6 +61,7 @@ def table(
 def chart(fig: go.Figure, *, key: str) -> None:
     """Show a plotly figure with the modebar's PNG export kept."""
     st.plotly_chart(fig, config=PNG_CONFIG, key=f"chart_{key}", width="stretch")
+    shown.add_figure(key, fig)  # the report hands out what the page drew
 
 
 def learn_link(label: str) -> None:

@@ -16,6 +16,7 @@ from dashboard.common import compute, state, ui
 from dashboard.common.selection import current_hat, hat_label, select_hat
 from dashboard.common.sidebar import require_data
 from dashboard.hexagon import charts
+from dashboard.report.panel import one_hexagon_panel
 
 HELP = {
     "epsilon": (
@@ -265,3 +266,5 @@ with ui.errors_shown():  # a HexplorerError becomes a message, not a traceback
             key="mae",
         )
         ui.table(mc, name="monte_carlo_mae", key="monte_carlo_mae", height=240)
+
+    one_hexagon_panel(spec, hat)  # code for this view and the HTML report (dashboard/report)

@@ -1,0 +1,204 @@
+"""The Learn page's words: the papers, the two error models, post-processing and the glossary.
+
+Plain functions of the data's :class:`~dashboard.common.units.Units` returning markdown, so the
+page stays thin and the texts can be tested without Streamlit. Papers are cited by number
+([1]–[5], then the others), by title and author.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from dashboard.common.units import Units
+
+LESSON_PAGE = "dashboard/pages/lesson.py"
+ONE_HEXAGON_PAGE = "dashboard/pages/one_hexagon.py"
+CITY_PAGE = "dashboard/pages/city.py"
+MAP_PAGE = "dashboard/pages/hexagon_map.py"
+
+
+@dataclass(frozen=True, kw_only=True)
+class Paper:
+    """One reference: number, authors, title, where it appeared, and what it gives here."""
+
+    ref: str
+    authors: str
+    title: str
+    venue: str
+    gives: str
+
+
+PAPERS: tuple[Paper, ...] = (
+    Paper(
+        ref="[1]",
+        authors="V. Arvind Rameshwar, Anshoo Tandon, Prajjwal Gupta, Aditya Vikram Singh, "
+        "Novoneel Chakraborty, Abhay Sharma",
+        title="Mean Estimation with User-Level Privacy for Spatio-Temporal IoT Datasets",
+        venue="full version (arXiv 2401.15906)",
+        gives="WrapAround and BestFit pseudo-users, Baseline, Array-Averaging, Levy, the quantile "
+        "mechanisms, the bus-speed experiments, and OPT-Array-Averaging from a minimax analysis",
+    ),
+    Paper(
+        ref="[2]",
+        authors="V. Arvind Rameshwar, Anshoo Tandon and colleagues",
+        title="Mean Estimation with User-Level Privacy on Multi-Dimensional IoT Datasets",
+        venue="paper",
+        gives="many grids at once, composition (a user's loss is ε times the number of grids it "
+        "is in), and the algorithms with their formulas (PrivateInterval)",
+    ),
+    Paper(
+        ref="[3]",
+        authors="V. Arvind Rameshwar (with A. Tandon, P. Gupta, N. Chakraborty, A. Singh, "
+        "A. Sharma)",
+        title="Differentially Private Release of Spatio-Temporal Data Statistics",
+        venue="seminar slides, CNI Networks Seminar 2024",
+        gives="the exact sensitivities and worst-case biases of means and variances under "
+        "clipping, and the CHOP-USER suppression algorithm",
+    ),
+    Paper(
+        ref="[4]",
+        authors="V. Arvind Rameshwar, Anshoo Tandon, Abhay Sharma",
+        title="User-Level Differentially Private Mean Estimation for Real-World Datasets",
+        venue="conference version",
+        gives="the worst-case error E(m) = E1 + E2, OPT-Array-Averaging and its convex proxy",
+    ),
+    Paper(
+        ref="[5]",
+        authors="V. Arvind Rameshwar, Anshoo Tandon",
+        title="Bounding User Contributions for User-Level Differentially Private Mean Estimation",
+        venue="paper",
+        gives="the worst-case-optimal clipping of each user's mean (opt-bounding, T_ε) and its "
+        "comparison with the AKMV strategy",
+    ),
+    Paper(
+        ref="[6]",
+        authors="Kareem Amin, Alex Kulesza, Andrés Muñoz Medina, Sergei Vassilvitskii",
+        title="Bounding User Contributions: A Bias-Variance Trade-off in Differential Privacy",
+        venue="ICML 2019",
+        gives="the AKMV bounding strategy and the ε-dependent quantile",
+    ),
+    Paper(
+        ref="[7]",
+        authors="Daniel Levy, Ziteng Sun, Kareem Amin, Satyen Kale, Alex Kulesza, Mehryar Mohri, "
+        "Ananda Theertha Suresh",
+        title="Learning with User-Level Privacy",
+        venue="NeurIPS 2021",
+        gives="the private interval behind the Levy mechanism",
+    ),
+    Paper(
+        ref="[8]",
+        authors="Adam Smith",
+        title="Privacy-Preserving Statistical Estimation with Optimal Convergence Rates",
+        venue="STOC 2011",
+        gives="the private quantile used by the quantile mechanisms and AKMV",
+    ),
+)
+
+
+def papers_markdown() -> str:
+    """The reference list, one bullet per paper."""
+    return "\n".join(f"- {p.ref} {p.authors}. *{p.title}*. {p.venue}. — {p.gives}." for p in PAPERS)
+
+
+def error_models(u: Units) -> str:
+    """The two error models: the worst case over all datasets vs this dataset's outcome; E1 vs
+    the exact bias of BestFit's arrays."""
+    return rf"""
+**Two different questions get two different numbers.**
+
+1. **Worst case over every dataset** — $E(m) = E_1(m) + E_2(m)$ [4]. It reads only the record
+   counts and $U$, never a speed, so it can be computed (and $m_{{UB}}$ chosen from it) without
+   spending privacy. It is a *bound*: it imagines the most unlucky speeds — every record that
+   clipping drops at $U$ and every kept one at $0$ — plus the noise's mean size. Real data are
+   rarely that unlucky.
+2. **This dataset's outcome** — the simulated releases and their Monte-Carlo error. They use
+   the actual speeds: clipping hurts little when the dropped records look like the kept ones
+   (the usual case), so the errors seen in simulation are often far below $E$. A page showing
+   "E = 34.7 {u.value}" beside releases within ±1.7 {u.value} is not a contradiction: the first
+   is a guarantee for any data with these counts, the second is what happened on this data.
+
+**Two models of the clipping error.** $E_1(m) = U\,(1 - S(m)/N)$ is the papers' model: it
+assumes every array of $m$ records is *full*. The arrays BestFit actually builds are not all
+full and weigh the {u.users} differently (weight
+$\alpha_\ell = \Gamma_\ell / (\bar K\, w(\text{{array of }}\ell))$ instead of $m_\ell/N$), so the
+**exact worst-case bias** of the release is $\frac U2 \sum_\ell |\alpha_\ell - m_\ell/N|$. It can
+be larger or smaller than $E_1$ — for example larger when $m_{{UB}} = m^*$, where $E_1 = 0$ but
+arrays of unequal fill still weigh records unequally. The One hexagon page shows both, labelled.
+"""
+
+
+def post_processing(u: Units) -> str:
+    """Why clamping released values into [0, U] costs no privacy."""
+    return rf"""
+A noisy mean can land below $0$ or above $U$, and a noisy variance below $0$. Clamping a release
+into its range — means into $[0, U]$, variances into $[0, U^2/4]$ — is **free under differential
+privacy**: any function of a DP output that does not look at the data again is DP with the same
+$\varepsilon$ (*post-processing*). It only ever moves a release closer to the truth, since the
+true value lies in that range. The papers analyse the raw, unclamped estimates; the charts can
+show either. Example: a raw release of −3 {u.value} becomes 0 {u.value}, with no extra privacy
+cost.
+"""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Term:
+    """A glossary entry: plain name first, then the symbol, its formula, and where it is shown."""
+
+    plain: str
+    symbol: str
+    formula: str
+    where: str
+
+
+def glossary(u: Units) -> tuple[Term, ...]:
+    """Plain names with their symbols and formulas, each linked to where it is shown."""
+    one = "[One hexagon](one_hexagon)"
+    return (
+        Term(plain="hexagon-hour", symbol="HAT", formula="one H3 hexagon in one timeslot",
+             where="[Map](./), " + one),
+        Term(plain=f"{u.users} in the hexagon-hour", symbol="$L$", formula="public, as in the papers",
+             where=one),
+        Term(plain=f"records of {u.user} ℓ", symbol=r"$m_\ell$", formula=r"$N = \sum_\ell m_\ell$; most $m^*$, fewest $m_*$",
+             where=one + " (histogram)"),
+        Term(plain="true mean", symbol="$f$", formula=r"$\sum_\ell s_\ell / N$", where=one),
+        Term(plain="privacy loss", symbol=r"$\varepsilon$",
+             formula=r"odds change by at most $e^\varepsilon$", where="[Lesson](lesson)"),
+        Term(plain="sensitivity", symbol=r"$\Delta$",
+             formula=f"most one {u.user} can move the release", where="[Lesson](lesson)"),
+        Term(plain="noise scale", symbol="$b$",
+             formula=r"$\mathrm{Lap}(b)$, $b = \Delta/\varepsilon$; $E|\text{noise}| = b$",
+             where="[Lesson](lesson)"),
+        Term(plain=f"records kept per {u.user}", symbol="$m_{UB}$",
+             formula=r"$\Gamma_\ell = \min(m_\ell, m_{UB})$", where=one + " (m_UB slider)"),
+        Term(plain="pseudo-users (arrays)", symbol=r"$\bar K$, $K$",
+             formula="arrays of $m_{UB}$ records (BestFit, WrapAround)", where=one),
+        Term(plain="clipping error", symbol="$E_1$", formula=r"$U\,(1 - S(m)/N)$",
+             where=one + " (E(m) chart)"),
+        Term(plain="noise error", symbol="$E_2$", formula=r"$c\,U m / (\varepsilon S(m))$",
+             where=one + " (E(m) chart)"),
+        Term(plain="worst-case error", symbol="$E$", formula="$E_1 + E_2$",
+             where=one + " (E(m) chart)"),
+        Term(plain="worst-case-optimal m_UB", symbol=r"$m^{(\varepsilon)}$",
+             formula=r"smallest minimiser of $E$", where=one + " (staircase)"),
+        Term(plain="Levy's m_UB", symbol="$m^{(L)}$",
+             formula=r"$\arg\max_m \sum_\ell \min(m_\ell, m)/\sqrt m$", where=one + " (histogram)"),
+        Term(plain="convex-proxy m_UB", symbol="$m^{(O,2)}$",
+             formula=r"minimises $1 - S(m)/N + \max(m, N/L)/m^*$", where=one + " (histogram)"),
+        Term(plain="opt-bounding threshold", symbol=r"$T_\varepsilon$",
+             formula=r"$\lceil 2/\varepsilon\rceil$-th largest of $\{U m_\ell\}$", where=one),
+        Term(plain="grids a user is in", symbol=r"$G_\ell$",
+             formula=r"loss $\varepsilon \max_\ell G_\ell$", where="[Whole city](city)"),
+        Term(plain="suppression for composition", symbol="CHOP-USER",
+             formula="drop a user from some grids so that $K = \\max_\\ell G_\\ell$ falls",
+             where="[Whole city](city)"),
+    )  # fmt: skip
+
+
+def glossary_markdown(u: Units) -> str:
+    """The glossary as a markdown table."""
+    rows = [
+        "| plain name | symbol | formula | shown on |",
+        "|---|---|---|---|",
+        *(f"| {t.plain} | {t.symbol} | {t.formula} | {t.where} |" for t in glossary(u)),
+    ]
+    return "\n".join(rows)
