@@ -11,9 +11,8 @@ import streamlit as st
 from streamlit.errors import StreamlitAPIException
 
 from core.errors import HexplorerError
-from dashboard.common import downloads
+from dashboard.common import downloads, shown
 from dashboard.common.downloads import Provenance
-from dashboard.common import shown
 from dashboard.common.figures import PNG_CONFIG
 
 LEARN_PAGE = "dashboard/pages/learn.py"
