@@ -152,12 +152,10 @@ Run from the project's directory (or with dp-hexplorer installed): python this_f
 
 import json
 
-import numpy as np
-
 from core import worstcase
 {imports}
 from core.errors import NotApplicableError
-from core.mechanisms import MECHANISMS, release
+from core.mechanisms import mechanism_rng, release
 from core.postprocess import clamp_mean
 
 columns = ColumnMap(user={user!r}, lat={lat!r}, lon={lon!r}, time={time!r}, value={value!r})
@@ -185,10 +183,10 @@ out = {{
     "releases": {{}},
 }}
 
-# One simulated release per mechanism, from the page's seed stream (seed, {release_stream}, index).
+# One simulated release per mechanism, from the page's seed stream: (seed, {release_stream}) and its name.
 seed = {view.seed!r}
 for name in {list(view.mechanisms)!r}:
-    rng = np.random.default_rng([seed, {release_stream}, list(MECHANISMS).index(name)])
+    rng = mechanism_rng([seed, {release_stream}], name)
     try:
         r = release(name, hat, epsilon, m_ub={m_ub_arg}, rng=rng)
     except NotApplicableError:
