@@ -33,7 +33,16 @@ from core.data import (
 from core.errors import NotApplicableError
 from core.evaluation import monte_carlo
 from core.hat import HatData
-from core.mechanisms import MECHANISMS, default_m_ub, get_mechanism, mechanism_rng, release
+from core.mechanisms import (
+    MECHANISMS,
+    RULES,
+    default_m_ub,
+    get_mechanism,
+    get_rule,
+    mechanism_rng,
+    release,
+    rules_in_use,
+)
 from dashboard.common import datadir
 
 
@@ -205,39 +214,65 @@ def hat(spec: DataSpec, label: str) -> HatData:
 
 @dataclass(frozen=True, kw_only=True)
 class Marks:
-    """The m_UB defaults of the mechanisms at one ε: median, m^(L), m^(ε), m^(O,2)."""
+    """The m_UB of every rule in use (``core.mechanisms.rules_in_use``) at one ε, in rule order.
 
-    median: int
-    levy: int
-    opt: int
-    convex: int
+    ``values`` maps rule name → m_UB; ``marks.opt``, ``marks["median"]`` read one rule (m^(ε) is
+    computed with the page's noise measure).
+    """
+
+    values: dict[str, int]
+
+    def __getitem__(self, rule: str) -> int:
+        return self.values[rule]
+
+    def __getattr__(self, rule: str) -> int:
+        try:
+            return self.__dict__["values"][rule]
+        except KeyError:
+            raise AttributeError(rule) from None
 
     def as_labels(self) -> dict[str, int]:
-        return {
-            "median": self.median,
-            "m^(L)": self.levy,
-            "m^(ε)": self.opt,
-            "m^(O,2)": self.convex,
-        }
+        """Rule label → m_UB (e.g. ``{"median": 4, "m^(L)": 6, ...}``) for buttons and marks."""
+        return {get_rule(name).label: value for name, value in self.values.items()}
 
 
-@_cache(max_entries=256)
 def marks(spec: DataSpec, label: str, epsilon: float, noise_measure: str) -> Marks:
-    """m_UB defaults (core.worstcase); m^(ε) for the chosen noise measure."""
-    h = hat(spec, label)
-    return Marks(
-        median=int(worstcase.median_count(h.counts)),
-        levy=int(worstcase.m_levy(h.counts)),
-        opt=int(worstcase.m_opt(h.counts, h.upper, epsilon, noise_measure=noise_measure)),
-        convex=int(worstcase.m_convex(h.counts)),
-    )
+    """m_UB of every rule some registered mechanism uses (core.mechanisms.RULES; median and m^(ε)
+    always, the page reads them); m^(ε) for the chosen noise measure. The rules are part of the
+    cache key, so registering a mechanism with a new rule adds its mark."""
+    used = {r.name for r in rules_in_use()} | {"median", "opt"}
+    return _marks(spec, label, epsilon, noise_measure, tuple(r for r in RULES if r in used))
 
 
 @_cache(max_entries=256)
+def _marks(
+    spec: DataSpec, label: str, epsilon: float, noise_measure: str, rules: tuple[str, ...]
+) -> Marks:
+    h = hat(spec, label)
+    return Marks(values={r: get_rule(r)(h.counts, h.upper, epsilon, noise_measure) for r in rules})
+
+
+def rule_help(label: str) -> str:
+    """One line for an m_UB rule's button: what the rule is and whose default it is."""
+    rule = next((r for r in RULES.values() if label in (r.name, r.label)), None)
+    if rule is None:
+        return f"Set m_UB to {label}."
+    users = [m.title for m in MECHANISMS.values() if m.m_ub_rule == rule.name]
+    whose = f", the default of {', '.join(users)}" if users else ""
+    return f"Set m_UB to {rule.label}: {rule.help}{whose}."
+
+
 def default_m_ubs(spec: DataSpec, label: str, epsilon: float) -> dict[str, int | None]:
     """``core.mechanisms.default_m_ub`` of every mechanism."""
+    return _default_m_ubs(spec, label, epsilon, tuple(MECHANISMS))
+
+
+@_cache(max_entries=256)
+def _default_m_ubs(
+    spec: DataSpec, label: str, epsilon: float, names: tuple[str, ...]
+) -> dict[str, int | None]:
     h = hat(spec, label)
-    return {name: default_m_ub(name, h, epsilon) for name in MECHANISMS}
+    return {name: default_m_ub(name, h, epsilon) for name in names}
 
 
 @_cache(max_entries=256)

@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
+from dashboard.common.colours import mechanism_colour
 from dashboard.common.figures import (
     EPSILON_COLOR,
     M_UB_COLOR,
@@ -198,13 +199,21 @@ def worst_case_vs_epsilon(curves: pd.DataFrame, *, epsilon: float) -> go.Figure:
 
 
 def mae_vs_epsilon(results: pd.DataFrame, *, epsilon: float, n_runs: int) -> go.Figure:
-    """Monte-Carlo MAE against ε (log-log), one trace per mechanism in order of appearance.
+    """Monte-Carlo MAE against ε (log-log), one trace per mechanism in order of appearance, each
+    in the mechanism's fixed colour (``mechanism_colour``).
 
     ``results`` has columns ``mechanism``, ``epsilon``, ``mae`` (as ``core.evaluation``
     returns them).
     """
     data = [
-        go.Scatter(x=part["epsilon"], y=part["mae"], name=str(name), mode="lines+markers")
+        go.Scatter(
+            x=part["epsilon"],
+            y=part["mae"],
+            name=str(name),
+            mode="lines+markers",
+            line=dict(color=mechanism_colour(str(name))),
+            marker=dict(color=mechanism_colour(str(name))),
+        )
         for name, part in results.groupby("mechanism", sort=False)
     ]
     return figure(
@@ -221,7 +230,7 @@ def release_chart(releases: pd.DataFrame, *, true_mean: float) -> go.Figure:
 
     ``releases`` has columns ``mechanism``, ``estimate``, ``q05``, ``q95``. Trace 0: the
     5–95 % ranges (each bar spans exactly [q05, q95]); trace 1: the single release of each
-    mechanism. The true mean is a vertical line (the first layout shape).
+    mechanism, in its fixed colour. The true mean is a vertical line (the first layout shape).
     """
     names = releases["mechanism"].astype(str).tolist()
     q05 = releases["q05"].to_numpy(dtype=float)
@@ -251,7 +260,7 @@ def release_chart(releases: pd.DataFrame, *, true_mean: float) -> go.Figure:
         y=names,
         mode="markers",
         name="one simulated release",
-        marker=dict(size=12, color="#4c78a8"),
+        marker=dict(size=12, color=[mechanism_colour(n) for n in names]),
         hovertemplate="%{y}: %{x:.3f} km/h<extra></extra>",
     )
     return figure(

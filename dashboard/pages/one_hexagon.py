@@ -29,7 +29,7 @@ HELP = {
         "much clipping bias, little noise; large m_UB: the reverse. Learn → Pseudo-users."
     ),
     "override": (
-        "Off: each mechanism uses its own default m_UB (median, m^(L), m^(ε) or m^(O,2)). On: the "
+        "Off: each mechanism uses its own default m_UB (its rule's button above). On: the "
         "slider's m_UB is used by every mechanism that builds arrays."
     ),
     "noise": (
@@ -37,7 +37,9 @@ HELP = {
         "(c = 1, seeds 002/004) "
         "or the noise's standard deviation (c = √2, seed 003). Learn → Worst-case error."
     ),
-    "mechanisms": "The mechanisms of the SPEC table to simulate. Learn → Mechanisms.",
+    "mechanisms": (
+        "The mechanisms to simulate, each with its fixed colour on every chart. Learn → Mechanisms."
+    ),
     "many": (
         f"Use {state.MC_RUNS_MANY:,} runs per point instead of {state.MC_RUNS_DEFAULT:,} "
         "(slower, cached)."
@@ -123,21 +125,18 @@ with ui.errors_shown():  # a HexplorerError becomes a message, not a traceback
             )
         else:
             st.markdown(f"m_UB = {h.m_min} (every bus has the same count).")
-        buttons = [*st.columns(2), *st.columns(2)]
-        for col, (label, value) in zip(buttons, mk.as_labels().items(), strict=True):
-            col.button(
-                f"{label} = {value}",
-                key=f"set_m_ub_{label}",
-                on_click=_set_m_ub,
-                args=(value,),
-                help=f"Set m_UB to {label}, the default of "
-                + {
-                    "median": "Array-Averaging",
-                    "m^(L)": "Levy and the quantile mechanisms",
-                    "m^(ε)": "OPT-Array-Averaging (minimiser of E at this ε)",
-                    "m^(O,2)": "OPT-Array-Averaging (convex proxy)",
-                }[label],
-            )
+        rule_marks = list(mk.as_labels().items())
+        for start in range(0, len(rule_marks), 2):  # two buttons a row, one per rule in use
+            for col, (label, value) in zip(
+                st.columns(2), rule_marks[start : start + 2], strict=False
+            ):
+                col.button(
+                    f"{label} = {value}",
+                    key=f"set_m_ub_{label}",
+                    on_click=_set_m_ub,
+                    args=(value,),
+                    help=compute.rule_help(label),
+                )
         st.toggle(
             "Use this m_UB for every mechanism", key=state.OVERRIDE_M_UB, help=HELP["override"]
         )
