@@ -42,7 +42,7 @@ PAPERS: tuple[Paper, ...] = (
         ref="[2]",
         authors="V. Arvind Rameshwar, Anshoo Tandon and colleagues",
         title="Mean Estimation with User-Level Privacy on Multi-Dimensional IoT Datasets",
-        venue="paper",
+        venue="",
         gives="many grids at once, composition (a user's loss is ε times the number of grids it "
         "is in), and the algorithms with their formulas (PrivateInterval)",
     ),
@@ -66,7 +66,7 @@ PAPERS: tuple[Paper, ...] = (
         ref="[5]",
         authors="V. Arvind Rameshwar, Anshoo Tandon",
         title="Bounding User Contributions for User-Level Differentially Private Mean Estimation",
-        venue="paper",
+        venue="",
         gives="the worst-case-optimal clipping of each user's mean (opt-bounding, T_ε) and its "
         "comparison with the AKMV strategy",
     ),
@@ -166,7 +166,7 @@ def glossary(u: Units) -> tuple[Term, ...]:
         Term(plain="sensitivity", symbol=r"$\Delta$",
              formula=f"most one {u.user} can move the release", where="[Lesson](lesson)"),
         Term(plain="noise scale", symbol="$b$",
-             formula=r"$\mathrm{Lap}(b)$, $b = \Delta/\varepsilon$; $E|\text{noise}| = b$",
+             formula=r"$\mathrm{Lap}(b)$, $b = \Delta/\varepsilon$; mean size $E\lvert\text{noise}\rvert = b$",
              where="[Lesson](lesson)"),
         Term(plain=f"records kept per {u.user}", symbol="$m_{UB}$",
              formula=r"$\Gamma_\ell = \min(m_\ell, m_{UB})$", where=one + " (m_UB slider)"),
