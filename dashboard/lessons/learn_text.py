@@ -7,6 +7,7 @@ page stays thin and the texts can be tested without Streamlit. Papers are cited 
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from dashboard.common.units import Units
@@ -93,6 +94,24 @@ PAPERS: tuple[Paper, ...] = (
         gives="the private quantile used by the quantile mechanisms and AKMV",
     ),
 )
+
+
+_FILE_REFS = {"000": "[1]", "001": "[2]", "002": "[3]", "003": "[4]", "004": "[5]"}
+
+
+def cite(markdown: str) -> str:
+    """Developer references made readable: "seed 003, eq. (5)" → "[4], eq. (5)", "Amin et al.
+    2019" → "[6]", and "SPEC §…" notes (the project's internal specification) dropped.
+
+    >>> cite("seed 000 section III-B; SPEC §3.*")
+    '[1] section III-B.*'
+    >>> cite("Amin et al. 2019, adapted; SPEC §3 (private quantile).")
+    '[6], adapted.'
+    """
+    out = re.sub(r"seeds? (00\d)", lambda m: _FILE_REFS.get(m.group(1), m.group(0)), markdown)
+    out = re.sub(r"Amin et al\.? \(?2019\)?", "[6]", out)
+    out = re.sub(r";?\s*\(?SPEC\s*§[^.;*)]*(\([^)]*\))?\)?", "", out)
+    return out
 
 
 def papers_markdown() -> str:

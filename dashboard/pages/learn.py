@@ -195,7 +195,7 @@ st.markdown(
 
 # Generated from the registry (core.mechanisms.MECHANISMS): a new mechanism appears here by itself.
 st.header("Mechanisms", anchor="mechanisms")
-st.markdown(mechanism_docs.markdown_sections())
+st.markdown(text.cite(mechanism_docs.markdown_sections()))  # papers cited as [n]
 ui.chart(mechanism_legend(list(MECHANISMS)), key="mechanism_colours")
 
 st.header("Monte-Carlo error and simulated releases", anchor="monte-carlo")
