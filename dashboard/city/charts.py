@@ -17,7 +17,8 @@ import pydeck as pdk
 
 from dashboard.common import maps
 from dashboard.common.figures import EPSILON_COLOR, epsilon_axis, figure, log_axis, vline
-from dashboard.common.maps import LegendEntry
+from dashboard.common.maps import LegendEntry, MapScale
+from dashboard.common.units import Units
 
 TRUE_LAYER_ID = "city-true"
 NOISY_LAYER_ID = "city-noisy"
@@ -29,7 +30,19 @@ LOSS_LABELS = {
     "chop_loss": "after CHOP-USER K·ε",
 }
 LOSS_COLORS = {"basic_loss": "#d62728", "user_loss": "#ff7f0e", "chop_loss": "#2ca02c"}
-STAT_LABELS = {"mean": "mean speed (km/h)", "var": "variance of speed (km²/h²)"}
+STATISTICS = ("mean", "var")
+
+
+def stat_label(statistic: str, units: Units | None = None) -> str:
+    """'mean (km/h)' or 'variance ((km/h)²)' in the value unit in use.
+
+    >>> stat_label("var", Units(value="knots"))
+    'variance ((knots)²)'
+    """
+    u = units if units is not None else Units()
+    if statistic not in STATISTICS:
+        raise KeyError(f"statistic must be one of {list(STATISTICS)}, got {statistic!r}")
+    return f"mean ({u.value})" if statistic == "mean" else f"variance ({u.squared})"
 
 
 def fmt(value: float) -> str:
@@ -53,6 +66,7 @@ class PairedMaps:
     true_deck: pdk.Deck
     noisy_deck: pdk.Deck
     legend: tuple[LegendEntry, ...]
+    scale: MapScale
 
 
 def shared_bins(
@@ -91,31 +105,25 @@ def shared_bins(
     return idx_true, idx_noisy, legend
 
 
-def _layer(
-    rows: list[dict], idx: np.ndarray, legend: tuple[LegendEntry, ...], layer_id: str
-) -> pdk.Layer:
+def _records(rows: list[dict], idx: np.ndarray, legend: tuple[LegendEntry, ...]) -> list[dict]:
     colors = [e.color for e in legend]
-    data = []
+    out = []
     for row, i in zip(rows, idx.tolist(), strict=True):
         color = colors[i] if i >= 0 else maps.NO_DATA_COLOR
-        data.append({**row, "fill": [int(c) for c in color] + [190]})
-    return pdk.Layer(
-        "H3HexagonLayer",
-        data=data,
-        id=layer_id,
-        get_hexagon="cell",
-        get_fill_color="fill",
-        get_line_color=[255, 255, 255, 200],
-        line_width_min_pixels=1,
-        stroked=True,
-        filled=True,
-        extruded=False,
-        pickable=True,
-        auto_highlight=True,
-    )
+        out.append({**row, "fill": [int(c) for c in color] + [maps.FILL_ALPHA]})
+    return out
 
 
-def paired_maps(table: pd.DataFrame, *, statistic: str = "mean") -> PairedMaps:
+def paired_maps(
+    table: pd.DataFrame,
+    *,
+    statistic: str = "mean",
+    units: Units | None = None,
+    density: pd.DataFrame | None = None,
+    basemap: bool = False,
+    width_px: int = 600,
+    height_px: int = 380,
+) -> PairedMaps:
     """Two hexagon maps of the same grids: true value and noisy release (one cell per row).
 
     Parameters
@@ -123,15 +131,18 @@ def paired_maps(table: pd.DataFrame, *, statistic: str = "mean") -> PairedMaps:
     table : one row per grid of one slot, with columns cell, hat, users, records, retained,
         ``true_<statistic>``, ``noisy_<statistic>`` (``city_compute.release``).
     statistic : "mean" or "var".
+    units : the value unit for the labels.
+    density, basemap, width_px, height_px : as :func:`dashboard.common.maps.hexagon_map`.
 
     Returns
     -------
-    PairedMaps whose decks need no basemap (``map_provider=None``, as :mod:`dashboard.maps`),
-    each with one H3HexagonLayer (ids ``TRUE_LAYER_ID`` and ``NOISY_LAYER_ID``). Every row of
-    both layers carries the true and the noisy value, so either tooltip compares them.
+    PairedMaps whose decks are drawn like :mod:`dashboard.common.maps` (no basemap unless asked,
+    the record-density context, a dot of minimum size per hexagon, the wheel scrolls the page),
+    with hexagon layers of ids ``TRUE_LAYER_ID`` and ``NOISY_LAYER_ID``. Every row of both
+    layers carries the true and the noisy value, so either tooltip compares them.
     """
-    if statistic not in STAT_LABELS:
-        raise KeyError(f"paired_maps: statistic must be one of {list(STAT_LABELS)}")
+    if statistic not in STATISTICS:
+        raise KeyError(f"paired_maps: statistic must be one of {list(STATISTICS)}")
     true_col, noisy_col = f"true_{statistic}", f"noisy_{statistic}"
     for column in ("cell", "hat", "users", "records", "retained", true_col, noisy_col):
         if column not in table.columns:
@@ -142,6 +153,7 @@ def paired_maps(table: pd.DataFrame, *, statistic: str = "mean") -> PairedMaps:
     rows = [
         {
             "cell": str(cell),
+            "pos": maps.centre(str(cell)),
             "hat": str(hat),
             "true": float(t),
             "noisy": float(n),
@@ -162,32 +174,35 @@ def paired_maps(table: pd.DataFrame, *, statistic: str = "mean") -> PairedMaps:
             strict=True,
         )
     ]
-    label = STAT_LABELS[statistic]
+    u = units if units is not None else Units()
+    label = stat_label(statistic, u)
     tooltip = {
         "text": "\n".join(
             [
                 "{hat}",
                 f"true {label}: {{true_text}}",
                 f"noisy {label}: {{noisy_text}}",
-                "buses: {users_text}",
+                f"{u.users}: {{users_text}}",
                 "records: {records_text} (kept after CHOP-USER: {retained_text})",
             ]
         )
     }
-    view = maps.view_for_cells(table["cell"].astype(str).tolist())
+    view, scale = maps.fit_view(
+        table["cell"].astype(str).tolist(), width_px=width_px, height_px=height_px
+    )
+    context = maps.density_layers(density) if density is not None else []
 
     def deck(idx: np.ndarray, layer_id: str) -> pdk.Deck:
-        return pdk.Deck(
-            layers=[_layer(rows, idx, legend, layer_id)],
-            initial_view_state=view,
-            map_provider=None,
-            tooltip=tooltip,
+        layers = context + maps.hexagon_layers(
+            _records(rows, idx, legend), layer_id=layer_id, pickable=True
         )
+        return maps.deck(layers, view, tooltip=tooltip, basemap=basemap)
 
     return PairedMaps(
         true_deck=deck(idx_true, TRUE_LAYER_ID),
         noisy_deck=deck(idx_noisy, NOISY_LAYER_ID),
         legend=legend,
+        scale=scale,
     )
 
 

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from core import multigrid
+from core import multigrid, postprocess
 from core.errors import HexplorerError
 from core.multigrid import ChopResult, GridSet
 from dashboard.common import compute
@@ -105,6 +105,21 @@ def release(
     )
     table["error_before"] = result.errors_before
     return table
+
+
+def clamped(table: pd.DataFrame, upper: float) -> pd.DataFrame:
+    """The release with its noisy values post-processed into range (a new frame).
+
+    ``noisy_mean`` into [0, U] and ``noisy_var`` into [0, U²/4] (``core.postprocess``; free
+    under DP: it reads only the released values and U); the papers' raw values stay beside them
+    as ``noisy_mean_raw`` and ``noisy_var_raw``.
+    """
+    out = table.copy()
+    out["noisy_mean_raw"] = table["noisy_mean"]
+    out["noisy_var_raw"] = table["noisy_var"]
+    out["noisy_mean"] = postprocess.clamp_mean(table["noisy_mean"].to_numpy(), upper)
+    out["noisy_var"] = postprocess.clamp_variance(table["noisy_var"].to_numpy(), upper)
+    return out
 
 
 @_cache(max_entries=64)

@@ -21,6 +21,7 @@ MAP_SLOT = "city_map_slot"  # in "day" mode: which slot of the day the maps show
 EPSILON = "city_epsilon"  # per-grid budget ε
 STATISTIC = "city_statistic"  # "mean" | "var": what the maps show
 SEED = "city_seed"  # seed of the simulated noise; "new noise" adds one
+RAW = "city_raw"  # show the raw noisy values instead of those post-processed into range
 
 MODES = ("slot", "day")
 STATISTICS = ("mean", "var")
@@ -35,9 +36,10 @@ DEFAULTS: dict[str, Any] = {
     EPSILON: 1.0,
     STATISTIC: "mean",
     SEED: 0,
+    RAW: False,
 }
 
-WIDGETS: tuple[str, ...] = (MODE, SLOT, DAY, MAP_SLOT, EPSILON, STATISTIC, SEED)
+WIDGETS: tuple[str, ...] = (MODE, SLOT, DAY, MAP_SLOT, EPSILON, STATISTIC, SEED, RAW)
 
 
 def _shadow(key: str) -> str:

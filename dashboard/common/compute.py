@@ -192,6 +192,13 @@ def means(spec: DataSpec) -> pd.DataFrame:
     return hat_means(prepared(spec).summaries)
 
 
+@_cache(max_entries=16)
+def cell_density(spec: DataSpec) -> pd.DataFrame:
+    """Records per hexagon over all slots (cell, records): the maps' geographic context."""
+    table = hats(spec)
+    return table.groupby("cell", sort=True, as_index=False)["records"].sum()
+
+
 @_cache(max_entries=64)
 def slot_cells(spec: DataSpec, slot: str) -> pd.DataFrame:
     """The hexagons of one slot, busiest first: hat, cell, users, records, m_max, m_median,

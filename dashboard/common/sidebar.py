@@ -2,11 +2,18 @@
 
 A new choice (file, column, U, resolution, slot, keep-zeros) is tried; if core rejects it
 (:class:`core.errors.HexplorerError`), its message is shown and the last data that worked stays
-in use (``state.APPLIED``), so a bad file never breaks the app.
+in use (``state.APPLIED``), so a bad file never breaks the app. A choice the user has not made
+yet (a column no name gave away) is a prompt, never an error.
+
+An uploaded file lives in the session (``state.UPLOADED``: its name, sha256 and bytes):
+Streamlit empties the uploader when another page runs, so the kept copy is what every page
+prepares, and U, resolution, slot and keep-zeros keep applying to it. Removing the file in the
+uploader (or choosing another source) is what lets it go.
 """
 
 from __future__ import annotations
 
+import hashlib
 import logging
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,8 +22,8 @@ import streamlit as st
 
 from core.data import HOUR_OF_DAY
 from core.errors import HexplorerError
-from dashboard.common import compute, datadir, state
-from dashboard.common.columns import detect_columns
+from dashboard.common import compute, datadir, state, units
+from dashboard.common.columns import detect_columns, detect_noun, detect_unit
 from dashboard.common.compute import DataSpec, Source
 
 SOURCE_LABELS = {
@@ -25,12 +32,13 @@ SOURCE_LABELS = {
     "path": "File in the server's data directory",
 }
 ROLE_LABELS = {
-    "user": "User (bus) id column",
+    "user": "User id column",
     "lat": "Latitude column",
     "lon": "Longitude column",
     "time": "Timestamp column",
-    "value": "Speed (value) column",
+    "value": "Value (speed) column",
 }
+UNIT_CHOICES = ("km/h", "mph", "knots", "m/s")
 HELP = {
     "source": (
         "Uploads are limited by the app's server.maxUploadSize. Bigger files can be offered by "
@@ -46,7 +54,12 @@ HELP = {
         "Absolute windows floor(timestamp, length), or hour-of-day pooling each clock hour over "
         "all days (how the papers' bus data was binned)."
     ),
-    "keep_zeros": "Zero speeds (stationary buses) are dropped by default, as in the papers.",
+    "keep_zeros": "Zero values (standing still) are dropped by default, as in the papers.",
+    "unit": (
+        "What the values are measured in; every label, table header and download says it. "
+        "Guessed from the value column's name (SOG: knots, speed_mph: mph, ...)."
+    ),
+    "noun": "What one user is (bus, ship, plane, taxi, ...): the noun of every label.",
 }
 
 
@@ -56,6 +69,7 @@ class DataChoice:
 
     spec: DataSpec | None
     error: str | None = None
+    pending: str | None = None  # a choice the user still has to make (a prompt, not an error)
 
 
 def upload_limit_mb() -> int:
@@ -97,10 +111,9 @@ def _source_widget() -> tuple[Source | None, str | None]:
             type=["csv", "parquet", "pq", "tsv", "txt"],
             key=state.UPLOAD,
             help=HELP["source"],
+            on_change=_on_upload_change,
         )
-        if upload is None:
-            return None, None
-        return Source.upload(upload.name, upload.getvalue()), None
+        return _kept_upload(upload), None
     if kind == "path" and root is not None:
         files = datadir.list_files(root)
         if ss.get(state.PATH) not in files:
@@ -126,11 +139,44 @@ def _source_widget() -> tuple[Source | None, str | None]:
     return Source.demo(), None
 
 
-def _column_widgets(source: Source) -> tuple[tuple[str, ...] | None, str | None]:
+def _on_upload_change() -> None:
+    """The user removed the file from the uploader: forget the kept copy too."""
+    if st.session_state.get(state.UPLOAD) is None:
+        st.session_state[state.UPLOADED] = None
+
+
+def _kept_upload(upload) -> Source | None:
+    """The uploaded file as a Source: the one in the uploader (kept in the session, keyed by
+    content), or the kept copy when the uploader is empty because another page ran."""
+    ss = st.session_state
+    kept = ss.get(state.UPLOADED)
+    if upload is not None and (kept is None or kept.get("file_id") != upload.file_id):
+        payload = upload.getvalue()
+        kept = {
+            "name": upload.name,
+            "digest": hashlib.sha256(payload).hexdigest(),
+            "payload": payload,
+            "file_id": upload.file_id,
+        }
+        ss[state.UPLOADED] = kept
+    if kept is None:
+        return None
+    if upload is None:
+        size = len(kept["payload"]) / 1e6
+        st.caption(
+            f"Kept for this session: **{kept['name']}** ({size:,.1f} MB). Upload another file "
+            "to replace it."
+        )
+    return Source(kind="upload", name=kept["name"], digest=kept["digest"], payload=kept["payload"])
+
+
+def _column_widgets(source: Source) -> tuple[tuple[str, ...] | None, str | None, str | None]:
+    """The chosen columns, or None with an error (unreadable file) or a prompt (a role no
+    column name gave away)."""
     try:
         names = compute.table_columns(source)
     except HexplorerError as exc:
-        return None, str(exc)
+        return None, str(exc), None
     detected = detect_columns(names)
     ss = st.session_state
     chosen = []
@@ -149,14 +195,50 @@ def _column_widgets(source: Source) -> tuple[tuple[str, ...] | None, str | None]
             chosen.append(ss[key])
     missing = [ROLE_LABELS[r] for r, c in zip(ROLE_LABELS, chosen, strict=True) if c is None]
     if missing:
-        return None, f"Choose the {', '.join(m.lower() for m in missing)} of '{source.name}'."
-    return tuple(chosen), None
+        return (
+            None,
+            None,
+            (
+                f"Choose the {', '.join(m.lower() for m in missing)} of '{source.name}' in the "
+                "sidebar (Columns): no column name gave it away."
+            ),
+        )
+    return tuple(chosen), None, None
+
+
+def _units_widgets(source: Source | None, columns: tuple[str, ...] | None) -> None:
+    """Value unit and user noun: guessed from the column names once per file and columns, then
+    the user's to change."""
+    ss = st.session_state
+    if source is not None and columns is not None:
+        user_col, value_col = columns[0], columns[4]
+        ident = f"{source.key()}|{user_col}|{value_col}"
+        if ss.get(state.UNITS_FOR) != ident:
+            ss[state.UNITS_FOR] = ident
+            default = units.Units()
+            if source.kind == "demo":
+                ss[units.VALUE_UNIT], ss[units.USER_NOUN] = default.value, default.user
+            else:
+                ss[units.VALUE_UNIT] = detect_unit(value_col) or default.value
+                ss[units.USER_NOUN] = detect_noun(user_col) or "user"
+    for key, value in ((units.VALUE_UNIT, units.Units().value), (units.USER_NOUN, "bus")):
+        if not ss.get(key):
+            ss[key] = value
+    left, right = st.columns(2)
+    left.selectbox(
+        "Value unit",
+        options=sorted({*UNIT_CHOICES, str(ss[units.VALUE_UNIT])}),
+        key=units.VALUE_UNIT,
+        accept_new_options=True,
+        help=HELP["unit"],
+    )
+    right.text_input("One user is a", key=units.USER_NOUN, help=HELP["noun"])
 
 
 def _settings_widgets() -> tuple[float, int, str, bool]:
     ss = st.session_state
     st.number_input(
-        "U, upper bound on speed (km/h)",
+        f"U, upper bound on the value ({units.current().value})",
         min_value=1.0,
         max_value=1000.0,
         step=5.0,
@@ -181,24 +263,26 @@ def _settings_widgets() -> tuple[float, int, str, bool]:
         disabled=ss[state.SLOT_KIND] == HOUR_OF_DAY,
         help=HELP["slot"],
     )
-    st.checkbox("Keep zero speeds", key=state.KEEP_ZEROS, help=HELP["keep_zeros"])
+    st.checkbox("Keep zero values", key=state.KEEP_ZEROS, help=HELP["keep_zeros"])
     slot = HOUR_OF_DAY if ss[state.SLOT_KIND] == HOUR_OF_DAY else str(ss[state.SLOT_LENGTH])
     return float(ss[state.UPPER]), int(ss[state.RESOLUTION]), slot, bool(ss[state.KEEP_ZEROS])
 
 
 def data_sidebar() -> DataChoice:
-    """Draw the Data controls; return the data in use and the latest error, if any."""
+    """Draw the Data controls; return the data in use and the latest error or prompt, if any."""
     state.init()
     ss = st.session_state
     error: str | None = None
+    pending: str | None = None
     with st.sidebar:
         st.header("Data")
         source, error = _source_widget()
         columns = None
         if source is not None:
-            columns, error = _column_widgets(source)
+            columns, error, pending = _column_widgets(source)
+        _units_widgets(source, columns)
         upper, resolution, slot, keep_zeros = _settings_widgets()
-        if columns is not None:
+        if columns is not None and source is not None:
             candidate = DataSpec(
                 source=source,
                 columns=columns,
@@ -216,16 +300,26 @@ def data_sidebar() -> DataChoice:
                 ss[state.APPLIED] = candidate.to_state()
         applied = DataSpec.from_state(ss[state.APPLIED]) if ss[state.APPLIED] is not None else None
         if applied is not None:
-            st.caption(
-                f"In use: **{applied.source.name}** · U = {applied.upper:g} · "
-                f"resolution {applied.resolution} · slot {applied.slot}"
-            )
-    return DataChoice(spec=applied, error=error)
+            st.caption(in_use_caption(applied, units.current()))
+    return DataChoice(spec=applied, error=error, pending=pending)
+
+
+def in_use_caption(spec: DataSpec, u: units.Units) -> str:
+    """'In use: **ships.csv** · U = 30 knots · resolution 7 · slot 1h · zeros dropped'."""
+    zeros = "zeros kept" if spec.keep_zeros else "zeros dropped"
+    return (
+        f"In use: **{spec.source.name}** · U = {spec.upper:g} {u.value} · "
+        f"resolution {spec.resolution} · slot {spec.slot} · {zeros}"
+    )
 
 
 def require_data() -> DataSpec:
-    """Draw the sidebar, show its error in the page, and stop the page if no data works yet."""
+    """Draw the sidebar, show its error or prompt in the page, and stop the page if no data
+    works yet or a column still has to be chosen for the new file."""
     choice = data_sidebar()
+    if choice.pending is not None:
+        st.info(choice.pending, icon=":material/arrow_back:")
+        st.stop()
     if choice.error is not None:
         if choice.spec is not None:
             msg = f"{choice.error.rstrip('.')} — still using **{choice.spec.source.name}**."

@@ -12,6 +12,8 @@ from typing import Any
 
 import streamlit as st
 
+from dashboard.common import units
+
 # --- Data (sidebar) -------------------------------------------------------------------------
 SOURCE = "data_source"  # "demo" | "upload" | "path"
 UPLOAD = "data_upload"  # st.file_uploader (cannot be set through session state)
@@ -22,6 +24,8 @@ SLOT_KIND = "data_slot_kind"  # "window" | "hour-of-day"
 SLOT_LENGTH = "data_slot_length"  # "15min", "1h", ...
 KEEP_ZEROS = "data_keep_zeros"
 COLUMN_ROLES = ("user", "lat", "lon", "time", "value")
+UPLOADED = "data_uploaded"  # the last uploaded file: {"name", "digest", "payload"} (bytes kept)
+UNITS_FOR = "units_for"  # the (source digest, value column, user column) units were detected for
 # Last data set that prepared without error: a plain dict of parameters (source kind, file name,
 # digest, raw bytes of an upload or a path, columns, config). A bad file never replaces it.
 APPLIED = "data_applied"
@@ -34,6 +38,8 @@ MAP_METRIC = "map_metric"  # "records" | "users" | "true_mean"
 MAP_CELL = "map_cell"  # the Map page's select box
 MAP_DECK = "map_deck"  # the pydeck selection (read-only widget state)
 MAP_HAT_SEEN = "map_hat_seen"  # the HAT the Map page last showed (to follow changes elsewhere)
+MAP_BASEMAP = "map_basemap"  # draw tile basemaps under the hexagons (needs the internet)
+MAP_CLICKS = "map_clicks"  # clicks on the map so far: part of the pickable layers' ids
 
 # --- One hexagon -----------------------------------------------------------------------------
 EPSILON = "epsilon"
@@ -70,7 +76,13 @@ DEFAULTS: dict[str, Any] = {
     SLOT_LENGTH: "1h",
     KEEP_ZEROS: False,
     APPLIED: None,
+    UPLOADED: None,
+    UNITS_FOR: None,
+    units.VALUE_UNIT: units.Units().value,
+    units.USER_NOUN: units.Units().user,
     HAT: None,
+    MAP_BASEMAP: False,
+    MAP_CLICKS: 0,
     MAP_METRIC: "records",
     EPSILON: 1.0,
     M_UB: None,
@@ -94,6 +106,9 @@ PERSISTENT_WIDGETS: tuple[str, ...] = (
     SLOT_KIND,
     SLOT_LENGTH,
     KEEP_ZEROS,
+    units.VALUE_UNIT,
+    units.USER_NOUN,
+    MAP_BASEMAP,
     MAP_SLOT,
     MAP_METRIC,
     EPSILON,
@@ -104,6 +119,15 @@ PERSISTENT_WIDGETS: tuple[str, ...] = (
     SEED,
     MANY_RUNS,
 )
+
+
+def map_cell_key(scope: str) -> str:
+    """Widget key of the Map page's hexagon select box for one data set and slot (``scope``).
+
+    A new data set or slot gets a new widget, so its labels (record and user counts) are never
+    those of the previous data.
+    """
+    return f"{MAP_CELL}_{scope}"
 
 
 def column_key(role: str, digest: str) -> str:

@@ -14,15 +14,23 @@ from core.errors import HexplorerError
 from dashboard.common import downloads, shown
 from dashboard.common.downloads import Provenance
 from dashboard.common.figures import PNG_CONFIG
+from dashboard.common.units import Units
 
 LEARN_PAGE = "dashboard/pages/learn.py"
 
-WORKBENCH_NOTE = (
-    "This is the data team's own workbench: it shows **true values** (true means, counts per "
-    "bus) next to the private ones, which a public release would never show. As in the papers, "
-    "the number of buses L and their record counts {m_ℓ} are treated as **public**; only the "
-    "speeds are protected."
-)
+
+def workbench_note(u: Units | None = None) -> str:
+    """What the workbench shows and what it treats as public, with the user noun in use."""
+    u = u if u is not None else Units()
+    return (
+        "This is the data team's own workbench: it shows **true values** (true means, counts per "
+        f"{u.user}) next to the private ones, which a public release would never show. As in the "
+        f"papers, the number of {u.users} L and their record counts {{m_ℓ}} are treated as "
+        "**public**; only the values are protected."
+    )
+
+
+WORKBENCH_NOTE = workbench_note()
 
 
 def table(

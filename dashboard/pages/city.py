@@ -12,7 +12,8 @@ import streamlit as st
 from dashboard.city import charts as city_charts
 from dashboard.city import compute as city_compute
 from dashboard.city import state as cs
-from dashboard.common import figures, ui
+from dashboard.common import compute, downloads, figures, maps, state, ui, units
+from dashboard.common.selection import current_slot, select_slot
 from dashboard.common.sidebar import require_data
 
 MODE_LABELS = {"slot": "all hexagons of one slot", "day": "all HATs of one day"}
@@ -20,26 +21,38 @@ STAT_LABELS = {"mean": "means", "var": "variances"}
 HELP = {
     "mode": (
         "The set of grids released together (a grid is one HAT). Each grid gets budget ε; how "
-        "much a bus loses in total depends on how many of them it contributes to (Learn)."
+        "much a user loses in total depends on how many of them it contributes to (Learn)."
     ),
     "epsilon": (
         "ε per grid, split ε/2 for the mean and ε/2 for the variance. The total loss is shown "
         "below for the three accountings. The slider's stops are evenly spaced on a log scale."
     ),
     "seed": "Seed of the simulated noise (numpy, like `hexplorer compose --release --seed`).",
+    "raw": (
+        "Off: noisy means are post-processed into [0, U] and noisy variances into [0, U²/4], "
+        "as a published release would be (free under DP: it reads only released values and U). "
+        "On: the raw noisy values the papers analyse, which can leave that range."
+    ),
 }
-WORKBENCH_NOTE = (
-    "This is the data team's own workbench: it shows **true values** (true means and variances, "
-    "who was suppressed where) next to the private ones, which a public release would never show. "
-    "As in the papers, the buses of each grid and their record counts {m_ℓ} are treated as "
-    "**public**: the sensitivities, the error bounds and CHOP-USER's choices read only counts."
-)
+
+
+def workbench_note(u: units.Units) -> str:
+    """What this page shows that a release would not, with the user noun in use."""
+    return (
+        "This is the data team's own workbench: it shows **true values** (true means and "
+        "variances, who was suppressed where) next to the private ones, which a public release "
+        f"would never show. As in the papers, the {u.users} of each grid and their record counts "
+        "{m_ℓ} are treated as **public**: the sensitivities, the error bounds and CHOP-USER's "
+        "choices read only counts."
+    )
+
 
 st.title("Whole city")
 cs.init()  # before any widget: the sidebar's and this page's kept values
 spec = require_data()
 ss = st.session_state
-st.caption(WORKBENCH_NOTE)
+u = units.current()
+st.caption(workbench_note(u))
 
 with ui.errors_shown():  # a HexplorerError becomes a message, not a traceback
     slots = city_compute.slot_table(spec)
@@ -62,12 +75,18 @@ with ui.errors_shown():  # a HexplorerError becomes a message, not a traceback
     with right:
         if mode == "slot":
             rows = {r["slot"]: r for r in slots.to_dict("records")}
-            if ss.get(cs.SLOT) not in rows:
-                cs.remember(cs.SLOT, str(slots["slot"].iloc[0]))
+            # one source of truth: the selected HAT's slot (the Map's), changed here as there
+            cs.remember(cs.SLOT, current_slot(spec))
+
+            def _on_slot_change() -> None:
+                select_slot(spec, str(ss[cs.SLOT]))
+                cs.remember(cs.SLOT, str(ss[cs.SLOT]))
+
             st.selectbox(
-                "Slot (busiest first)",
+                "Slot (most records first; opens on the selected HAT's slot)",
                 options=list(rows),
                 key=cs.SLOT,
+                on_change=_on_slot_change,
                 format_func=lambda s: (
                     f"{s} — {rows[s]['hexagons']:,} hexagons, {rows[s]['records']:,} records"
                 ),
@@ -84,7 +103,7 @@ with ui.errors_shown():  # a HexplorerError becomes a message, not a traceback
             if ss.get(cs.DAY) not in day_rows:
                 cs.remember(cs.DAY, str(days["day"].iloc[0]))
             st.selectbox(
-                "Day (busiest first)",
+                "Day (most records first)",
                 options=list(day_rows),
                 key=cs.DAY,
                 format_func=lambda d: (
@@ -113,7 +132,7 @@ with ui.errors_shown():  # a HexplorerError becomes a message, not a traceback
 
     # --- CHOP-USER and the losses at this ε -----------------------------------------------------
     grids = city_compute.grid_set(spec, slot, day)
-    with st.spinner(f"CHOP-USER on {grids.n_grids:,} grids and {grids.n_users:,} buses…"):
+    with st.spinner(f"CHOP-USER on {grids.n_grids:,} grids and {grids.n_users:,} {u.users}…"):
         chop = city_compute.chop(spec, slot, day, epsilon)
     loss = city_compute.privacy_loss(spec, slot, day, epsilon)
 
@@ -121,7 +140,7 @@ with ui.errors_shown():  # a HexplorerError becomes a message, not a traceback
     st.subheader(f"{what}, ε = {epsilon:g} per grid")
     cols = st.columns(5)
     cols[0].metric("Grids G", f"{grids.n_grids:,}")
-    cols[1].metric("Buses L", f"{grids.n_users:,}")
+    cols[1].metric(f"{u.users.capitalize()} L", f"{grids.n_users:,}")
     cols[2].metric("max G_ℓ before", f"{chop.k_initial:,}")
     cols[3].metric("K after CHOP-USER", f"{chop.k_final:,}")
     cols[4].metric("Suppressed pairs", f"{chop.n_suppressed:,}")
@@ -135,7 +154,7 @@ with ui.errors_shown():  # a HexplorerError becomes a message, not a traceback
     cols[2].metric(
         "After CHOP-USER K·ε",
         f"{loss.after_chop:,.2f}",
-        help="The same release after suppressing the chosen (bus, grid) pairs.",
+        help=f"The same release after suppressing the chosen ({u.user}, grid) pairs.",
     )
     cols[3].metric(
         "E_thresh",
@@ -143,14 +162,27 @@ with ui.errors_shown():  # a HexplorerError becomes a message, not a traceback
         help="max_g E_g with nothing suppressed; CHOP-USER never goes above it.",
     )
     cols[4].metric("max E_g after", f"{float(chop.errors_after.max()):,.1f}")
+    if grids.n_grids == 1:
+        st.info(
+            "A single grid: every composition gives the same loss and CHOP-USER has nothing to "
+            "trade off.",
+            icon=":material/info:",
+        )
+    elif grids.max_grids_per_user == 1:
+        st.info(
+            f"Every {u.user} is in one grid only (G_ℓ = 1): the loss by users is ε and CHOP-USER "
+            "has nothing to suppress.",
+            icon=":material/info:",
+        )
 
     # --- Maps of true and noisy values ----------------------------------------------------------
     st.subheader("True and noisy values per grid")
-    ctl = st.columns([2, 2, 1])
+    ctl = st.columns([2, 2, 1, 1])
     ctl[0].radio(
         "Show", options=list(cs.STATISTICS), format_func=STAT_LABELS.__getitem__, key=cs.STATISTIC,
         horizontal=True,
     )  # fmt: skip
+    ctl[3].toggle("Raw noisy values", key=cs.RAW, help=HELP["raw"])
     ctl[1].number_input(
         "Seed", min_value=0, max_value=2**31 - 1, step=1, key=cs.SEED, help=HELP["seed"]
     )
@@ -161,7 +193,8 @@ with ui.errors_shown():  # a HexplorerError becomes a message, not a traceback
     ctl[2].button("New noise", key="city_new_noise", on_click=_new_noise, icon=":material/casino:")
     statistic = str(ss[cs.STATISTIC])
     seed = int(ss[cs.SEED])
-    table = city_compute.release(spec, slot, day, epsilon, seed)
+    raw = bool(ss[cs.RAW])
+    table = city_compute.clamped(city_compute.release(spec, slot, day, epsilon, seed), spec.upper)
     shown = table
     if day is not None:
         day_slots = slots[slots["day"] == day]["slot"].tolist()  # busiest first
@@ -173,23 +206,56 @@ with ui.errors_shown():  # a HexplorerError becomes a message, not a traceback
             key=cs.MAP_SLOT,
         )
         shown = table[table["slot"] == ss[cs.MAP_SLOT]].reset_index(drop=True)
-    pm = city_charts.paired_maps(shown, statistic=statistic)
-    label = city_charts.STAT_LABELS[statistic]
+    if raw:
+        shown = shown.assign(noisy_mean=shown["noisy_mean_raw"], noisy_var=shown["noisy_var_raw"])
+    pm = city_charts.paired_maps(
+        shown,
+        statistic=statistic,
+        units=u,
+        density=compute.cell_density(spec),
+        basemap=bool(ss.get(state.MAP_BASEMAP)),
+    )
+    label = city_charts.stat_label(statistic, u)
     c1, c2 = st.columns(2)
     with c1:
         st.markdown(f"**True {label}** (all records)")
         st.pydeck_chart(pm.true_deck, height=380, key="city_true_map")
     with c2:
-        st.markdown(f"**Noisy {label}** (after CHOP-USER, seed {seed})")
+        kind = "raw, as the papers analyse" if raw else "post-processed into range"
+        st.markdown(f"**Noisy {label}** (after CHOP-USER, seed {seed}; {kind})")
         st.pydeck_chart(pm.noisy_deck, height=380, key="city_noisy_map")
+    st.caption(f"{pm.scale.caption()} {maps.ZOOM_HELP}")
     ui.chart(figures.legend_bar(pm.legend, title=label), key="city_legend")
+    column = "noisy_mean" if statistic == "mean" else "noisy_var"
+    out_of_range = int((table[column] != table[f"{column}_raw"]).sum())
     st.caption(
         "One simulated release: each grid's mean and variance of the records kept after "
         "CHOP-USER, plus Laplace noise of scale 2Δ_μ/ε and 2Δ_Var/ε. It releases nothing. "
-        "Colours follow the true values; noisy values beyond their range take the end colours."
+        "Colours follow the true values; noisy values beyond their range take the end colours. "
+        f"{out_of_range:,} of {len(table):,} noisy {STAT_LABELS[statistic]} left "
+        + (f"[0, {spec.upper:g}]" if statistic == "mean" else f"[0, {spec.upper**2 / 4:g}]")
+        + (
+            " and are shown raw."
+            if raw
+            else " and were clamped into it (post-processing, free under DP; Learn)."
+        )
     )
+    release_prov = downloads.provenance(
+        spec, u, hat=f"slot {slot}" if slot is not None else f"day {day}", epsilon=epsilon,
+        seed=seed, mechanism="per-grid Laplace after CHOP-USER",
+    )  # fmt: skip
     with st.expander("Table: the release, one row per grid (true, noisy, Δ, E_g)"):
-        ui.table(table, name=f"city_release_{slot or day}".replace(":", ""), key="city_release")
+        ui.table(
+            downloads.with_units(
+                table,
+                u,
+                values=["true_mean", "noisy_mean", "noisy_mean_raw", "delta_mean"],
+                squared=["true_var", "noisy_var", "noisy_var_raw", "delta_var"],
+            ),
+            name=f"city_release_{slot or day}".replace(":", ""),
+            key="city_release",
+            provenance=release_prov,
+        )
 
     # --- G_ℓ, losses against ε -----------------------------------------------------------------
     c3, c4 = st.columns(2)
@@ -225,13 +291,14 @@ with ui.errors_shown():  # a HexplorerError becomes a message, not a traceback
         city_charts.error_chart(table, threshold=chop.threshold, epsilon=epsilon), key="city_err"
     )
     stop_note = (
-        f" It stopped at bus {chop.stopped_by}, which could not leave any of its grids without "
-        "pushing an error above the threshold."
+        f" It stopped at {u.user} {chop.stopped_by}, which could not leave any of its grids "
+        "without pushing an error above the threshold."
         if chop.stopped_by is not None
         else ""
     )
     st.caption(
-        f"K went {' → '.join(str(k) for k in chop.k_history)}; {chop.n_suppressed:,} (bus, grid) "
+        f"K went {' → '.join(str(k) for k in chop.k_history)}; {chop.n_suppressed:,} "
+        f"({u.user}, grid) "
         f"pairs suppressed ({chop.wasted:,} of them in the last round, which did not lower K)."
         + stop_note
     )
@@ -240,6 +307,14 @@ with ui.errors_shown():  # a HexplorerError becomes a message, not a traceback
         name=f"city_suppressed_{slot or day}".replace(":", ""),
         key="city_suppressed",
         height=260,
+        provenance=downloads.provenance(
+            spec, u, hat=release_prov.hat, epsilon=epsilon, mechanism="CHOP-USER"
+        ),
     )
     with st.expander("Table: privacy loss and CHOP-USER against ε"):
-        ui.table(curve, name="city_privacy_loss", key="city_loss")
+        ui.table(
+            curve,
+            name="city_privacy_loss",
+            key="city_loss",
+            provenance=downloads.provenance(spec, u, hat=release_prov.hat, mechanism="CHOP-USER"),
+        )

@@ -1,35 +1,45 @@
-"""Map page: every hexagon of one timeslot, coloured by records, buses or true mean; pick a HAT."""
+"""Map page: every hexagon of one timeslot, coloured by records, users or true mean; pick a HAT.
+
+The slot is the selected HAT's slot (:mod:`dashboard.common.selection`), so the Map, One
+hexagon and Whole city open on the same hexagon-hour.
+"""
 
 from __future__ import annotations
 
 import streamlit as st
 
-from dashboard.common import compute, figures, maps, state, ui
-from dashboard.common.selection import current_hat, picked_row, select_hat
+from dashboard.common import compute, downloads, figures, maps, state, ui, units
+from dashboard.common.selection import (
+    current_hat,
+    current_slot,
+    picked_row,
+    select_hat,
+    select_slot,
+)
 from dashboard.common.sidebar import require_data
-
-METRIC_LABELS = {"records": "records", "users": "buses", "true_mean": "true mean speed (km/h)"}
 
 st.title("Map")
 spec = require_data()
 ss = st.session_state
+u = units.current()
+metric_labels = {
+    "records": "records",
+    "users": u.users,
+    "true_mean": f"true mean ({u.value})",
+}
 with ui.errors_shown():  # a HexplorerError becomes a message, not a traceback
     hat = current_hat(spec)
     table = compute.hats(spec)
     slots = sorted(set(table["slot"]))
-    hat_slot = str(table.loc[table["hat"] == hat, "slot"].iloc[0])
-    if ss.get(state.MAP_SLOT) not in slots or ss.get(state.MAP_HAT_SEEN) != hat:
-        ss[state.MAP_SLOT] = hat_slot  # follow a HAT chosen on another page
-    ss[state.MAP_HAT_SEEN] = hat
+    ss[state.MAP_SLOT] = current_slot(spec)  # one source of truth: the HAT's slot
+    fingerprint = downloads.fingerprint(spec)
 
     def _on_slot_change() -> None:
-        cells = compute.slot_cells(spec, ss[state.MAP_SLOT])
-        select_hat(str(cells["hat"].iloc[0]))
-        ss[state.MAP_CELL] = str(cells["cell"].iloc[0])
+        select_slot(spec, str(ss[state.MAP_SLOT]))
 
-    def _on_cell_change() -> None:
+    def _on_cell_change(key: str) -> None:
         cells = compute.slot_cells(spec, ss[state.MAP_SLOT])
-        row = cells[cells["cell"] == ss[state.MAP_CELL]]
+        row = cells[cells["cell"] == ss[key]]
         if len(row):
             select_hat(str(row["hat"].iloc[0]))
 
@@ -37,9 +47,11 @@ with ui.errors_shown():  # a HexplorerError becomes a message, not a traceback
         row = picked_row(ss.get(state.MAP_DECK), maps.HEX_LAYER_ID)
         if row is not None and "hat" in row:
             select_hat(str(row["hat"]))
-            ss[state.MAP_CELL] = str(row["cell"])
+        # New ids for the pickable layers: the front end drops its selection and so its
+        # recolouring (the fills keep the legend's colours; the outline shows the choice).
+        ss[state.MAP_CLICKS] = int(ss.get(state.MAP_CLICKS, 0)) + 1
 
-    left, right = st.columns([3, 2])
+    left, mid, right = st.columns([3, 3, 1])
     left.selectbox(
         "Timeslot",
         options=slots,
@@ -47,49 +59,77 @@ with ui.errors_shown():  # a HexplorerError becomes a message, not a traceback
         on_change=_on_slot_change,
         help="A HAT is one hexagon in one timeslot; the map shows all hexagons of this slot.",
     )
-    right.radio(
+    mid.radio(
         "Colour by",
         options=list(state.MAP_METRICS),
-        format_func=METRIC_LABELS.__getitem__,
+        format_func=metric_labels.__getitem__,
         key=state.MAP_METRIC,
         horizontal=True,
     )
+    right.toggle(
+        "Basemap",
+        key=state.MAP_BASEMAP,
+        help="Street-map tiles from Carto under the hexagons (needs the internet; off, the map "
+        "shows the data's own record density as a faint grey layer for context).",
+    )
     slot = str(ss[state.MAP_SLOT])
+    hat = current_hat(spec)
     cells = compute.slot_cells(spec, slot)
     cell_options = cells["cell"].astype(str).tolist()
     selected_cell = (
         str(cells.loc[cells["hat"] == hat, "cell"].iloc[0]) if hat in set(cells["hat"]) else None
     )
-    if ss.get(state.MAP_CELL) not in cell_options or (
-        selected_cell is not None and ss[state.MAP_CELL] != selected_cell
-    ):
-        ss[state.MAP_CELL] = selected_cell if selected_cell is not None else cell_options[0]
 
     metric = str(ss[state.MAP_METRIC])
     hexmap = maps.hexagon_map(
         cells,
         value_col=metric,
-        value_label=METRIC_LABELS[metric],
-        tooltip_cols={"records": "records", "users": "buses", "true_mean": "true mean (km/h)"},
+        value_label=metric_labels[metric],
+        tooltip_cols={
+            "records": "records",
+            "users": u.users,
+            "true_mean": f"true mean ({u.value})",
+        },
         selected_cell=selected_cell,
+        density=compute.cell_density(spec),
+        basemap=bool(ss[state.MAP_BASEMAP]),
+        pick_token=int(ss.get(state.MAP_CLICKS, 0)),
     )
     st.pydeck_chart(
         hexmap.deck,
         on_select=_on_map_select,
         selection_mode="single-object",
         key=state.MAP_DECK,
-        height=480,
-        alt=f"Map of {len(cells)} hexagons in slot {slot}, coloured by {METRIC_LABELS[metric]}",
+        height=maps.MAP_HEIGHT_PX,
+        alt=f"Map of {len(cells)} hexagons in slot {slot}, coloured by {metric_labels[metric]}",
     )
-    ui.chart(figures.legend_bar(hexmap.legend, title=METRIC_LABELS[metric]), key="map_legend")
+    st.caption(f"{hexmap.scale.caption()} {maps.ZOOM_HELP}")
+    ui.chart(figures.legend_bar(hexmap.legend, title=metric_labels[metric]), key="map_legend")
+    if len(cells) == 1:
+        st.info(
+            "Only one hexagon has records in this slot: the map has nothing to compare it with.",
+            icon=":material/info:",
+        )
+    elif len(hexmap.legend) == 1:
+        st.info(
+            f"Every hexagon of this slot has the same {metric_labels[metric]}, so they share "
+            "one colour.",
+            icon=":material/info:",
+        )
+
+    # The select box is keyed by data and slot: new data or a new slot gets a new widget, so
+    # its labels (record and user counts) are never the previous data's.
+    cell_key = state.map_cell_key(f"{fingerprint}_{slot}")
+    ss[cell_key] = selected_cell if selected_cell is not None else cell_options[0]
+    counts = cells.set_index("cell")[["records", "users"]].to_dict("index")
     st.selectbox(
-        "Hexagon (busiest first) — or click one on the map",
+        "Hexagon (most records first) — or click one on the map",
         options=cell_options,
-        key=state.MAP_CELL,
+        key=cell_key,
         on_change=_on_cell_change,
+        args=(cell_key,),
         format_func=lambda c: (
-            f"{c} — {int(cells.loc[cells['cell'] == c, 'records'].iloc[0]):,} records, "
-            f"{int(cells.loc[cells['cell'] == c, 'users'].iloc[0]):,} buses"
+            f"{c} — {int(counts[c]['records']):,} records, {int(counts[c]['users']):,} {u.users}"
         ),
     )
     if selected_cell is None:
@@ -97,9 +137,17 @@ with ui.errors_shown():  # a HexplorerError becomes a message, not a traceback
             f"The selected HAT {hat} is not in this slot; pick a hexagon to select one here."
         )
     else:
+        row = counts[selected_cell]
         st.success(
-            f"Selected HAT: **{hat}**. The One hexagon page analyses it.", icon=":material/hexagon:"
+            f"Selected HAT: **{hat}** — {int(row['records']):,} records from "
+            f"{int(row['users']):,} {u.users}. The One hexagon page analyses it.",
+            icon=":material/hexagon:",
         )
     ui.learn_link("What is a HAT, and why are true values shown?")
-    st.caption(ui.WORKBENCH_NOTE)
-    ui.table(cells, name=f"hexagons_{slot}".replace(":", ""), key="map_cells")
+    st.caption(ui.workbench_note(u))
+    ui.table(
+        downloads.with_units(cells, u, values=["true_mean"]),
+        name=f"hexagons_{slot}".replace(":", ""),
+        key="map_cells",
+        provenance=downloads.provenance(spec, u, hat=f"slot {slot}"),
+    )

@@ -15,8 +15,8 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from core import multigrid
-from core.data import load_demo, prepare
+from core import multigrid, postprocess
+from core.data import hat_table, load_demo, prepare
 from core.errors import HexplorerError
 from dashboard.city import compute as city_compute
 from dashboard.city import state as cs
@@ -40,6 +40,18 @@ def _slots_by_records(summaries: pd.DataFrame) -> list[str]:
     return list(per_slot.sort_values(ascending=False, kind="stable").index)
 
 
+def _busiest_hat_slot(summaries: pd.DataFrame) -> str:
+    """The slot every page opens on: the busiest HAT's (most records as a hexagon-hour)."""
+    return str(hat_table(summaries)["slot"].iloc[0])
+
+
+def _layer(deck: dict, prefix: str) -> dict:
+    """The deck's hexagon layer whose id starts with ``prefix`` (not its dots)."""
+    return next(
+        x for x in deck["layers"] if x["id"].startswith(prefix) and x["@@type"] == "H3HexagonLayer"
+    )
+
+
 def _page() -> AppTest:
     at = AppTest.from_file(PAGE, default_timeout=TIMEOUT)
     at.run()
@@ -56,10 +68,12 @@ def _metrics(at: AppTest) -> dict[str, str]:
 
 
 def _frame(at: AppTest, first_column: str, second: str) -> pd.DataFrame:
+    """The table with these columns; unit suffixes of headers ('noisy_mean [km/h]') dropped."""
     for df in at.dataframe:
-        cols = list(df.value.columns)
+        value = df.value.rename(columns=lambda c: str(c).split(" [")[0])
+        cols = list(value.columns)
         if cols and cols[0] == first_column and second in cols:
-            return df.value
+            return value
     raise AssertionError(f"no table starting with {first_column!r} holding {second!r}")
 
 
@@ -103,8 +117,13 @@ def _check(at: AppTest, summaries: pd.DataFrame, *, slot=None, day=None, eps=1.0
     assert rel["hat"].tolist() == oracle["hat"].tolist()
     for column in ("records", "retained", "delta_mean", "delta_var", "error_bound"):  # counts only
         np.testing.assert_array_equal(rel[column].to_numpy(), oracle[column].to_numpy())
-    for column in ("noisy_mean", "noisy_var", "true_mean", "true_var"):
+    for column in ("true_mean", "true_var"):
         _close(rel[column], oracle[column])
+    _close(rel["noisy_mean_raw"], oracle["noisy_mean"])
+    _close(rel["noisy_var_raw"], oracle["noisy_var"])
+    # post-processed into range: means into [0, U], variances into [0, U²/4]
+    _close(rel["noisy_mean"], postprocess.clamp_mean(oracle["noisy_mean"].to_numpy(), U))
+    _close(rel["noisy_var"], postprocess.clamp_variance(oracle["noisy_var"].to_numpy(), U))
     np.testing.assert_array_equal(rel["error_before"].to_numpy(), chop.errors_before)
     return grids, chop, oracle
 
@@ -118,9 +137,9 @@ def test_default_load_matches_core(summaries):
     assert at.title[0].value == "Whole city"
     text = " ".join(c.value for c in at.caption)
     assert "true values" in text and "public" in text and "{m_ℓ}" in text
-    slot = _slots_by_records(summaries)[0]
+    slot = _busiest_hat_slot(summaries)
     assert at.session_state[cs.SLOT] == slot
-    assert at.selectbox(key=cs.SLOT).options[0].startswith(slot)
+    assert at.selectbox(key=cs.SLOT).options[0].startswith(_slots_by_records(summaries)[0])
     _, chop, oracle = _check(at, summaries, slot=slot)
 
     curve = _frame(at, "epsilon", "chop_loss")
@@ -129,10 +148,12 @@ def test_default_load_matches_core(summaries):
 
     decks = _decks(at)
     assert len(decks) == 2 and all(d.get("mapStyle") == "__MAP_STYLE__" for d in decks)
-    true_layer, noisy_layer = decks[0]["layers"][0], decks[1]["layers"][0]
+    true_layer, noisy_layer = _layer(decks[0], "city-true"), _layer(decks[1], "city-noisy")
     assert [r["cell"] for r in true_layer["data"]] == oracle["cell"].tolist()
     _close([r["true"] for r in true_layer["data"]], oracle["true_mean"])
-    _close([r["noisy"] for r in noisy_layer["data"]], oracle["noisy_mean"])
+    _close(
+        [r["noisy"] for r in noisy_layer["data"]], postprocess.clamp_mean(oracle["noisy_mean"], U)
+    )
     assert len(at.get("plotly_chart")) == 4  # legend, G_ℓ, losses, per-grid errors
     labels = {b.label for b in at.get("download_button")}
     assert {"Download city_privacy_loss.csv"} <= labels
@@ -173,9 +194,13 @@ def test_new_noise_and_variance_maps(summaries):
 
     at.radio(key=cs.STATISTIC).set_value("var").run()
     _ok(at)
-    true_layer, noisy_layer = (d["layers"][0] for d in _decks(at))
+    decks = _decks(at)
+    true_layer, noisy_layer = _layer(decks[0], "city-true"), _layer(decks[1], "city-noisy")
     _close([r["true"] for r in true_layer["data"]], oracle["true_var"])
-    _close([r["noisy"] for r in noisy_layer["data"]], oracle["noisy_var"])
+    _close(
+        [r["noisy"] for r in noisy_layer["data"]],
+        postprocess.clamp_variance(oracle["noisy_var"], U),
+    )
     at.run()  # a rerun keeps the choices
     assert at.session_state[cs.SEED] == 1 and at.radio(key=cs.STATISTIC).value == "var"
 
@@ -192,7 +217,7 @@ def test_whole_day(summaries):
     busiest = [s for s in _slots_by_records(summaries) if s.startswith(day)][0]
     assert at.session_state[cs.MAP_SLOT] == busiest
     cells = oracle.loc[oracle["slot"] == busiest, "cell"].tolist()
-    assert [r["cell"] for r in _decks(at)[0]["layers"][0]["data"]] == cells
+    assert [r["cell"] for r in _layer(_decks(at)[0], "city-true")["data"]] == cells
 
 
 # --- messages instead of tracebacks ------------------------------------------------------------
@@ -225,7 +250,7 @@ def test_stale_slot_in_session_state_is_replaced(summaries):
     at.session_state[cs.EPSILON] = 0.75  # not a stop of the slider: snapped to the nearest
     at.run()
     _ok(at)
-    assert at.session_state[cs.SLOT] == _slots_by_records(summaries)[0]
+    assert at.session_state[cs.SLOT] == _busiest_hat_slot(summaries)
     assert at.session_state[cs.EPSILON] == 0.8
 
 
@@ -249,3 +274,60 @@ def test_choices_survive_a_visit_to_another_page():
     assert at.select_slider(key=cs.EPSILON).value == 0.3
     assert at.radio(key=cs.STATISTIC).value == "var"
     assert _metrics(at)["Basic G·ε"] == f"{int(_metrics(at)['Grids G']) * 0.3:,.2f}"
+
+
+def test_raw_toggle_shows_the_papers_values_on_the_noisy_map(summaries):
+    at = _page()
+    at.select_slider(key=cs.EPSILON).set_value(0.05).run()  # much noise: values leave [0, U]
+    _ok(at)
+    slot = at.session_state[cs.SLOT]
+    grids, chop, oracle = _check(at, summaries, slot=slot, eps=0.05)
+    raw = oracle["noisy_mean"].to_numpy()
+    assert ((raw < 0) | (raw > U)).any()  # the case the post-processing is for
+    noisy = [r["noisy"] for r in _layer(_decks(at)[1], "city-noisy")["data"]]
+    _close(noisy, postprocess.clamp_mean(raw, U))
+    assert all(0.0 <= v <= U for v in noisy)
+    at.toggle(key=cs.RAW).set_value(True).run()
+    _ok(at)
+    noisy = [r["noisy"] for r in _layer(_decks(at)[1], "city-noisy")["data"]]
+    _close(noisy, raw)
+    assert any("shown raw" in c.value for c in at.caption)
+
+
+def test_whole_city_opens_on_the_slot_chosen_on_the_map(summaries):
+    city, other = PAGE, str(ROOT / "dashboard" / "pages" / "hexagon_map.py")
+    script = (
+        "import streamlit as st\n"
+        f"pages = [st.Page({other!r}, title='Map', default=True), st.Page({city!r})]\n"
+        "st.navigation(pages).run()\n"
+    )
+    at = AppTest.from_string(script, default_timeout=TIMEOUT)
+    at.run()
+    _ok(at)
+    quiet = _slots_by_records(summaries)[-1]
+    at.selectbox(key=state.MAP_SLOT).set_value(quiet).run()
+    _ok(at)
+    hat = at.session_state[state.HAT]
+    assert hat.endswith(f"/{quiet}")
+    at.switch_page(city).run()
+    _ok(at)
+    assert at.session_state[cs.SLOT] == quiet and at.session_state[state.HAT] == hat
+    # and back: a slot chosen here is the Map's
+    busy = _slots_by_records(summaries)[0]
+    at.selectbox(key=cs.SLOT).set_value(busy).run()
+    _ok(at)
+    assert at.session_state[state.HAT].endswith(f"/{busy}")
+    at.switch_page(other).run()
+    _ok(at)
+    assert at.session_state[state.MAP_SLOT] == busy
+
+
+def test_downloads_say_what_they_are(summaries):
+    at = _page()
+    slot = at.session_state[cs.SLOT]
+    helps = {b.label: b.help for b in at.get("download_button")}
+    saved = helps[f"Download city_release_{slot.replace(':', '')}.csv"]
+    # hexplorer_<table>_<data>_<fingerprint>_<grids>_<mechanism>_eps<ε>_seed<seed>.csv
+    assert saved.startswith("Saved as hexplorer_city_release_")
+    assert "_demo-city_" in saved and f"slot-{slot.replace(':', '')}" in saved
+    assert saved.endswith("_eps1_seed0.csv")

@@ -48,28 +48,110 @@ def test_hexagon_layer_rows_colours_and_tooltip(cells):
         tooltip_cols={"users": "buses", "true_mean": "true mean"},
     )
     layers = _spec(hm.deck)["layers"]
-    assert [layer["@@type"] for layer in layers] == ["H3HexagonLayer"]
-    layer = layers[0]
+    assert [layer["@@type"] for layer in layers] == ["H3HexagonLayer", "ScatterplotLayer"]
+    layer, dots = layers
     assert layer["id"] == maps.HEX_LAYER_ID and layer["pickable"] is True
+    assert dots["id"] == f"{maps.HEX_LAYER_ID}-points" and dots["pickable"] is True
     assert layer["getHexagon"] == "@@=cell"
     assert [row["cell"] for row in layer["data"]] == cells["cell"].tolist()
     assert [row["records"] for row in layer["data"]] == cells["records"].tolist()
     # quantile bins: the smallest value gets the first palette colour, the largest the last
     fills = [tuple(row["fill"][:3]) for row in layer["data"]]
     assert fills[0] == maps.PALETTE[0] and fills[-1] == maps.PALETTE[-1]
+    assert all(row["fill"][3] == 255 for row in layer["data"])  # opaque: the legend's colours
     assert len(hm.legend) == len(maps.PALETTE)
     assert hm.legend[0].low == 10 and hm.legend[-1].high == 70
     text = hm.deck._tooltip["text"]
     assert "{cell}" in text and "{value_text}" in text and "{users_text}" in text
 
 
-def test_selected_cell_gets_outline_layer(cells):
+def test_every_hexagon_is_also_a_dot_of_a_minimum_size(cells):
+    layers = _spec(maps.hexagon_map(cells, value_col="records", value_label="r").deck)["layers"]
+    hexes, dots = layers
+    assert dots["radiusMinPixels"] == maps.MIN_POINT_PIXELS > 1
+    assert "radiusUnits" not in dots  # deck.gl default: meters (pydeck would quote a string)
+    edge = h3.average_hexagon_edge_length(7, "m")
+    assert dots["getRadius"] == pytest.approx(0.8 * edge)  # inside the hexagon when zoomed in
+    for row, dot in zip(hexes["data"], dots["data"], strict=True):
+        lat, lng = h3.cell_to_latlng(row["cell"])
+        assert dot["pos"] == pytest.approx([lng, lat]) and dot["fill"] == row["fill"]
+    assert hexes["lineWidthMinPixels"] >= 1
+
+
+def test_selection_is_an_outline_and_fills_keep_the_legend_colours(cells):
+    plain = _spec(maps.hexagon_map(cells, value_col="users", value_label="u").deck)["layers"]
     chosen = cells["cell"].iloc[2]
-    hm = maps.hexagon_map(cells, value_col="users", value_label="buses", selected_cell=chosen)
+    hm = maps.hexagon_map(
+        cells, value_col="users", value_label="buses", selected_cell=chosen, pick_token=3
+    )
     layers = _spec(hm.deck)["layers"]
-    assert [layer["id"] for layer in layers] == [maps.HEX_LAYER_ID, maps.SELECTED_LAYER_ID]
-    assert layers[1]["data"] == [{"cell": chosen}] and layers[1]["pickable"] is False
-    assert layers[0]["extruded"] is False and layers[1]["extruded"] is False
+    assert [layer["id"] for layer in layers] == [
+        f"{maps.HEX_LAYER_ID}-3",
+        f"{maps.HEX_LAYER_ID}-3-points",
+        maps.SELECTED_LAYER_ID,
+    ]
+    assert [r["fill"] for r in layers[0]["data"]] == [r["fill"] for r in plain[0]["data"]]
+    outline = layers[2]
+    assert outline["data"] == [{"cell": chosen}] and outline["pickable"] is False
+    assert outline["filled"] is False and outline["stroked"] is True
+    assert layers[0]["extruded"] is False and outline["extruded"] is False
+
+
+def test_density_context_layer_is_faint_and_under_the_hexagons(cells):
+    density = pd.DataFrame({"cell": cells["cell"], "records": [1, 10, 100, 1000, 10, 1, 5]})
+    layers = _spec(
+        maps.hexagon_map(cells, value_col="records", value_label="r", density=density).deck
+    )["layers"]
+    assert [layer["id"] for layer in layers][:2] == [
+        maps.DENSITY_LAYER_ID,
+        f"{maps.DENSITY_LAYER_ID}-points",
+    ]
+    context = layers[0]
+    assert context["pickable"] is False
+    alphas = [row["fill"][3] for row in context["data"]]
+    assert max(alphas) <= 140 and min(alphas) >= 45  # faint
+    assert alphas[3] == max(alphas) and alphas[0] == min(alphas)  # darker where more records
+    assert {tuple(row["fill"][:3]) for row in context["data"]} == {maps.DENSITY_COLOR}
+
+
+def test_the_mouse_wheel_scrolls_the_page_not_the_map(cells):
+    spec = _spec(maps.hexagon_map(cells, value_col="records", value_label="r").deck)
+    (view,) = spec["views"]
+    assert view["@@type"] == "MapView"
+    assert view["controller"]["scrollZoom"] is False
+    assert view["controller"]["doubleClickZoom"] is True and view["controller"]["keyboard"]
+
+
+def test_basemap_is_optional_and_off_by_default(cells):
+    off = _spec(maps.hexagon_map(cells, value_col="records", value_label="r").deck)
+    on = _spec(maps.hexagon_map(cells, value_col="records", value_label="r", basemap=True).deck)
+    assert off["mapStyle"] == "__MAP_STYLE__" and "mapProvider" not in off
+    assert on["mapProvider"] == "carto" and "cartocdn" in on["mapStyle"]
+
+
+def _country_cells(resolution: int = 7) -> list[str]:
+    lats = np.linspace(20.0, 30.0, 12)
+    lngs = np.linspace(70.0, 85.0, 12)
+    return sorted({h3.latlng_to_cell(a, b, resolution) for a in lats for b in lngs})
+
+
+def test_country_extent_suggests_a_coarser_resolution():
+    view, scale = maps.fit_view(_country_cells(7))
+    assert scale.hex_px < maps.MIN_HEX_PIXELS
+    assert scale.suggested_resolution is not None and scale.suggested_resolution < 7
+    assert scale.width_km > 1_000  # about 15 degrees of longitude, padded
+    # the suggestion is big enough: its hexagons are at least MIN_HEX_PIXELS wide at this zoom
+    edge = h3.average_hexagon_edge_length(scale.suggested_resolution, "km")
+    assert 2 * edge / scale.km_per_px >= maps.MIN_HEX_PIXELS
+    assert "Resolution" in scale.caption() and "km" in scale.caption()
+    # the whole box fits: the view's span in pixels is within the map
+    assert 20.0 < view.latitude < 30.0 and 70.0 < view.longitude < 85.0
+
+
+def test_city_extent_needs_no_suggestion(cells):
+    _, scale = maps.fit_view(cells["cell"].tolist())
+    assert scale.suggested_resolution is None and scale.hex_px >= maps.MIN_HEX_PIXELS
+    assert "Too small" not in scale.caption()
 
 
 def test_view_is_centred_on_the_cells(cells):

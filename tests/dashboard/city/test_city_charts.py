@@ -53,8 +53,10 @@ def test_paired_maps_share_the_true_colour_scale(release):
     true_spec, noisy_spec = json.loads(pm.true_deck.to_json()), json.loads(pm.noisy_deck.to_json())
     for spec, layer_id in ((true_spec, city_charts.TRUE_LAYER_ID), (noisy_spec, "city-noisy")):
         assert spec.get("mapStyle") == "__MAP_STYLE__"  # no basemap, as dashboard.maps
-        (layer,) = spec["layers"]
+        layer, dots = spec["layers"]
         assert layer["@@type"] == "H3HexagonLayer" and layer["id"] == layer_id
+        assert dots["id"] == f"{layer_id}-points" and dots["radiusMinPixels"] > 1
+        assert spec["views"][0]["controller"]["scrollZoom"] is False
         assert [r["cell"] for r in layer["data"]] == release["cell"].tolist()
         assert [r["true"] for r in layer["data"]] == release["true_mean"].tolist()
         assert [r["noisy"] for r in layer["data"]] == release["noisy_mean"].tolist()
@@ -76,11 +78,32 @@ def test_paired_maps_variance_and_tooltip(release):
     assert [r["noisy"] for r in layer["data"]] == release["noisy_var"].tolist()
     assert layer["data"][0]["retained_text"] == "9" and layer["data"][0]["records_text"] == "10"
     text = pm.noisy_deck._tooltip["text"]
-    assert "true variance" in text and "{noisy_text}" in text and "{retained_text}" in text
+    assert "true variance ((km/h)²)" in text and "{noisy_text}" in text
+    assert "{retained_text}" in text and "buses: {users_text}" in text
     with pytest.raises(KeyError, match="statistic"):
         city_charts.paired_maps(release, statistic="median")
     with pytest.raises(KeyError, match="retained"):
         city_charts.paired_maps(release.drop(columns="retained"))
+
+
+def test_paired_maps_units_density_and_scale(release):
+    from dashboard.common.units import Units
+
+    density = pd.DataFrame({"cell": release["cell"], "records": np.arange(1, 8) * 100})
+    pm = city_charts.paired_maps(
+        release, statistic="mean", units=Units(value="knots", user="ship"), density=density
+    )
+    spec = json.loads(pm.true_deck.to_json())
+    ids = [layer["id"] for layer in spec["layers"]]
+    assert ids == [
+        maps.DENSITY_LAYER_ID,
+        f"{maps.DENSITY_LAYER_ID}-points",
+        city_charts.TRUE_LAYER_ID,
+        f"{city_charts.TRUE_LAYER_ID}-points",
+    ]
+    text = pm.true_deck._tooltip["text"]
+    assert "true mean (knots)" in text and "ships: {users_text}" in text and "km/h" not in text
+    assert pm.scale.suggested_resolution is None and pm.scale.width_km > 0
 
 
 def test_shared_bins_edges_and_nan():
