@@ -19,7 +19,7 @@ from core.data import PrepConfig, hat_data, hat_table, load_demo, prepare
 from core.errors import HexplorerError
 from core.evaluation import monte_carlo
 from core.mechanisms import release
-from dashboard.common import compute, datadir, sidebar, state
+from dashboard.common import compute, datadir, sidebar, state, units
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app.py")
@@ -216,7 +216,7 @@ def test_without_a_data_directory_no_control_names_a_server_file(monkeypatch):
         sidebar.SOURCE_LABELS["demo"],
         sidebar.SOURCE_LABELS["upload"],
     ]
-    assert len(at.text_input) == 0 and len(at.sidebar.text_input) == 0
+    assert [t.key for t in at.text_input] == [units.USER_NOUN]  # the only text field
 
 
 @pytest.mark.parametrize("name", ["/etc/passwd", "../../../../etc/passwd", "records.csv"])
@@ -247,7 +247,8 @@ def test_data_directory_files_are_a_choice_and_prepared(tmp_path, monkeypatch):
     at.sidebar.radio(key=state.SOURCE).set_value("path").run()
     _ok(at)
     box = at.sidebar.selectbox(key=state.PATH)
-    assert box.options == ["records.csv"] and len(at.sidebar.text_input) == 0
+    assert box.options == ["records.csv"]
+    assert [t.key for t in at.sidebar.text_input] == [units.USER_NOUN]  # no path is typed
     box.set_value("records.csv").run()
     _ok(at)
     assert not at.error and _metrics(at)["Rows read"] == "6"
