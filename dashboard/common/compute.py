@@ -43,7 +43,7 @@ from core.mechanisms import (
     release,
     rules_in_use,
 )
-from dashboard.common import datadir
+from dashboard.common import datadir, democache
 
 
 @dataclass(frozen=True, kw_only=True, eq=False)
@@ -140,8 +140,8 @@ def _demo_raw() -> pd.DataFrame:
 @_cache(max_entries=8)
 def table_columns(source: Source) -> list[str]:
     """Column names of the source's table (for auto-detection). Raises HexplorerError."""
-    if source.kind == "demo":
-        return [str(c) for c in _demo_raw().columns]
+    if source.kind == "demo":  # load_demo's columns (tests/data/test_demo.py): no generation
+        return list(DEFAULT_COLUMNS)
     if source.kind == "upload":
         return column_names(_named_bytes(source))
     return column_names(_server_path(source))
@@ -165,10 +165,13 @@ def _named_bytes(source: Source) -> io.BytesIO:
 
 @_cache(max_entries=6)
 def prepared(spec: DataSpec) -> Prepared:
-    """``core.data.prepare`` (demo) or ``prepare_file`` (upload, path). Raises HexplorerError."""
+    """``core.data.prepare`` (demo, kept on disk by :mod:`dashboard.common.democache`) or
+    ``prepare_file`` (upload, path). Raises HexplorerError."""
     columns, config = spec.column_map(), spec.config()
     if spec.source.kind == "demo":
-        return prepare(_demo_raw(), columns, config)
+        return democache.load_or_build(
+            columns, config, lambda: prepare(_demo_raw(), columns, config)
+        )
     if spec.source.kind == "upload":
         return prepare_file(_named_bytes(spec.source), columns, config)
     return prepare_file(_server_path(spec.source), columns, config)

@@ -221,7 +221,10 @@ def _units_widgets(source: Source | None, columns: tuple[str, ...] | None) -> No
             else:
                 ss[units.VALUE_UNIT] = detect_unit(value_col) or default.value
                 ss[units.USER_NOUN] = detect_noun(user_col) or "user"
-    for key, value in ((units.VALUE_UNIT, units.Units().value), (units.USER_NOUN, "bus")):
+    for key, value in (
+        (units.VALUE_UNIT, units.Units().value),
+        (units.USER_NOUN, units.Units().user),
+    ):
         if not ss.get(key):
             ss[key] = value
     left, right = st.columns(2)

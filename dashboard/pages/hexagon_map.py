@@ -110,7 +110,7 @@ with ui.errors_shown():  # a HexplorerError becomes a message, not a traceback
             "Only one hexagon has records in this slot: the map has nothing to compare it with.",
             icon=":material/info:",
         )
-    elif len(hexmap.legend) == 1:
+    elif cells[metric].nunique(dropna=True) == 1:
         st.info(
             f"Every hexagon of this slot has the same {metric_labels[metric]}, so they share "
             "one colour.",

@@ -6,6 +6,7 @@ environment variable is set and is skipped otherwise. Playwright's own browsers 
 
 from __future__ import annotations
 
+import io
 import os
 import re
 import socket
@@ -194,3 +195,175 @@ def test_map_charts_and_epsilon_slider_in_chromium(server):
 
     basemap = [u for u in requested if any(h in u for h in BASEMAP_HOSTS)]
     assert basemap == [], f"basemap tiles were requested: {basemap[:3]}"
+
+
+# --- a user's own file (issue 7) -----------------------------------------------------------------
+
+
+def _browser(pw):
+    return pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True)
+
+
+def _playwright():
+    if not CHROMIUM.exists():
+        _unavailable(f"Chromium not found at {CHROMIUM} (apt-get install -y chromium)")
+    try:
+        from playwright.sync_api import expect, sync_playwright
+    except ImportError:
+        _unavailable("playwright is not installed")
+    return expect, sync_playwright
+
+
+def _ships_csv() -> bytes:
+    """AIS-like names (none of them the defaults): 8 ships, 2 hours, speeds in knots."""
+    import numpy as np
+    import pandas as pd
+
+    rng = np.random.default_rng(3)
+    rows = []
+    for ship in range(8):
+        for k in range(15 + 2 * ship):
+            minute = (7 * k + ship) % 120
+            rows.append(
+                {
+                    "MMSI": 366_000_100 + ship,
+                    "BaseDateTime": f"2023-01-01T{8 + minute // 60:02d}:{minute % 60:02d}:00",
+                    "LAT": 29.70 + 0.02 * (ship % 4) + 0.001 * (k % 5),
+                    "LON": -95.00 - 0.02 * (ship // 4) - 0.001 * (k % 7),
+                    "SOG": float(np.round(rng.uniform(0.5, 36.0), 1)),
+                }
+            )
+    return pd.DataFrame(rows).to_csv(index=False).encode()
+
+
+def _country_csv() -> bytes:
+    """Records spread over a country-sized box (about 15° by 10°), one hour, resolution-7 cells
+    far smaller than a pixel at the extent that fits them."""
+    import numpy as np
+    import pandas as pd
+
+    rng = np.random.default_rng(5)
+    n = 3_000
+    return (
+        pd.DataFrame(
+            {
+                "vehicle_id": [f"v{i % 300:03d}" for i in range(n)],
+                "latitude": rng.uniform(20.0, 30.0, n),
+                "longitude": rng.uniform(70.0, 85.0, n),
+                "timestamp": [f"2024-03-05 08:{m:02d}:00" for m in rng.integers(0, 60, n)],
+                "speed_kmh": rng.uniform(5.0, 60.0, n).round(1),
+            }
+        )
+        .to_csv(index=False)
+        .encode()
+    )
+
+
+def _upload(page, expect, name: str, data: bytes) -> None:
+    page.get_by_text("Upload a file").click()
+    page.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files(
+        files=[{"name": name, "mimeType": "text/csv", "buffer": data}]
+    )
+    expect(page.get_by_text(f"In use: {name}").first).to_be_visible(timeout=120_000)
+
+
+def _metric(page, label: str):
+    return (
+        page.locator('[data-testid="stMetric"]')
+        .filter(has_text=label)
+        .locator('[data-testid="stMetricValue"]')
+        .first
+    )
+
+
+def _no_exception(page) -> None:
+    assert page.locator('[data-testid="stException"]').count() == 0
+
+
+def test_own_file_through_every_page_and_a_change_of_u(server):
+    import pandas as pd
+
+    from core.data import ColumnMap, PrepConfig, prepare
+
+    expect, sync_playwright = _playwright()
+    data = _ships_csv()
+    columns = ColumnMap(user="MMSI", lat="LAT", lon="LON", time="BaseDateTime", value="SOG")
+    with sync_playwright() as pw:
+        browser = _browser(pw)
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        try:
+            page.goto(server, wait_until="domcontentloaded", timeout=60_000)
+            expect(page.locator('[data-testid="stDeckGlJsonChart"]').first).to_be_visible(
+                timeout=120_000
+            )
+            _upload(page, expect, "ships.csv", data)
+            rep = prepare(pd.read_csv(io.BytesIO(data)), columns).report
+            for title in ("Data", "Map", "One hexagon", "Whole city", "Learn", "Data"):
+                page.get_by_role("link", name=title).click()
+                expect(page.get_by_role("heading", name=title).first).to_be_visible(timeout=120_000)
+                page.wait_for_timeout(1_000)
+                _no_exception(page)
+                if title != "Learn":
+                    expect(page.get_by_text("In use: ships.csv").first).to_be_visible(
+                        timeout=60_000
+                    )
+            expect(_metric(page, "Rows read")).to_have_text(f"{rep.rows_read:,}", timeout=60_000)
+            expect(_metric(page, "Ships (users)")).to_have_text(f"{rep.users:,}")
+
+            # U = 30 knots, typed into the sidebar: the numbers follow, the file stays
+            upper = page.get_by_label("U, upper bound on the value (knots)", exact=True)
+            upper.fill("30")
+            upper.press("Enter")
+            expect(page.get_by_text("U = 30 knots").first).to_be_visible(timeout=120_000)
+            rep30 = prepare(pd.read_csv(io.BytesIO(data)), columns, PrepConfig(upper=30.0)).report
+            assert rep30.clamped > 0
+            expect(_metric(page, "Clamped into [0, 30] knots")).to_have_text(
+                f"{rep30.clamped:,}", timeout=120_000
+            )
+            expect(_metric(page, "Rows read")).to_have_text(f"{rep30.rows_read:,}")
+            _no_exception(page)
+            page.screenshot(path=str(ARTIFACTS / "browser-own-file.png"))
+        except Exception:
+            page.screenshot(path=str(ARTIFACTS / "browser-own-file-failure.png"))
+            raise
+        finally:
+            browser.close()
+
+
+def visible_pixels(png: bytes, background=(255, 255, 255), tolerance: int = 40) -> int:
+    """Pixels of a screenshot that differ from the background by more than ``tolerance`` in
+    some channel."""
+    import numpy as np
+    from PIL import Image
+
+    image = np.asarray(Image.open(io.BytesIO(png)).convert("RGB"), dtype=np.int16)
+    return int((np.abs(image - np.array(background)).max(axis=2) > tolerance).sum())
+
+
+def test_country_wide_file_at_resolution_7_has_visible_hexagons(server):
+    expect, sync_playwright = _playwright()
+    with sync_playwright() as pw:
+        browser = _browser(pw)
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        try:
+            page.goto(server, wait_until="domcontentloaded", timeout=60_000)
+            deck = page.locator('[data-testid="stDeckGlJsonChart"]').first
+            expect(deck).to_be_visible(timeout=120_000)
+            _upload(page, expect, "country.csv", _country_csv())
+            expect(page.get_by_text("would draw them as hexagons")).to_be_visible(timeout=120_000)
+            expect(page.get_by_text("resolution 7 ·")).to_be_visible()
+            page.wait_for_timeout(3_000)  # deck.gl draws after the data arrive
+            canvas = page.locator('[data-testid="stDeckGlJsonChart"] canvas').first
+            png = canvas.screenshot()
+            box = canvas.bounding_box()
+            pixels = visible_pixels(png)
+            page.screenshot(path=str(ARTIFACTS / "browser-country-map.png"))
+            # ~2,000 hexagons, each a dot of at least 5 px across: thousands of coloured pixels
+            # (before issue 7: sub-pixel hexagons with white outlines, nothing to see)
+            assert pixels > 2_000, (pixels, box)
+            _no_exception(page)
+        except Exception:
+            page.screenshot(path=str(ARTIFACTS / "browser-country-failure.png"))
+            raise
+        finally:
+            browser.close()
