@@ -30,6 +30,8 @@ import core.data
 from core.data import ColumnMap, Prepared, PrepConfig, PrepReport
 
 ENV_VAR = "HEXPLORER_CACHE_DIR"
+MAX_ENTRIES = 16
+"""Settings kept at most (about 0.5–1 MB each); the least recently written go first."""
 _SOURCES = ("demo.py", "prepare.py", "config.py", "io.py")
 
 
@@ -93,6 +95,18 @@ def _write(base: Path, prepared: Prepared) -> None:
         )
     except OSError:
         return  # a read-only home: no cache, the demo is built each time
+    _trim(base.parent)
+
+
+def _trim(folder: Path) -> None:
+    """Keep the ``MAX_ENTRIES`` most recently written settings."""
+    try:
+        entries = sorted(folder.glob("demo-*.parquet"), key=lambda p: p.stat().st_mtime)
+        for old in entries[:-MAX_ENTRIES]:
+            old.unlink(missing_ok=True)
+            old.with_suffix(".json").unlink(missing_ok=True)
+    except OSError:
+        return
 
 
 def load_or_build(

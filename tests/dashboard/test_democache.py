@@ -48,6 +48,16 @@ def test_other_settings_build_anew(cache):
     )
 
 
+def test_the_cache_is_bounded(cache, monkeypatch):
+    monkeypatch.setattr(democache, "MAX_ENTRIES", 2)
+    small = prepare(load_demo().head(2_000), ColumnMap(), PrepConfig())
+    for upper in (10.0, 20.0, 30.0):
+        democache.load_or_build(ColumnMap(), PrepConfig(upper=upper), lambda: small)
+    names = sorted(p.name for p in cache.iterdir())
+    keys = {democache.cache_key(ColumnMap(), PrepConfig(upper=u)) for u in (20.0, 30.0)}
+    assert names == sorted(f"demo-{k}{ext}" for k in keys for ext in (".json", ".parquet"))
+
+
 def test_a_damaged_or_unwritable_cache_is_not_used(cache, monkeypatch):
     config = PrepConfig()
     small = prepare(load_demo().head(5_000), ColumnMap(), config)
