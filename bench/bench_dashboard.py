@@ -24,7 +24,7 @@ if str(ROOT) not in sys.path:  # run from a checkout without installing
 
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
-from dashboard import state  # noqa: E402
+from dashboard.common import state  # noqa: E402
 
 TARGET_MS = 250.0
 
