@@ -260,7 +260,8 @@ def _country_csv() -> bytes:
 
 
 def _upload(page, expect, name: str, data: bytes) -> None:
-    page.get_by_text("Upload a file").click()
+    expect(page.get_by_text("Selected HAT:")).to_be_visible(timeout=120_000)  # first run done
+    page.get_by_role("radio", name="Upload a file").check(force=True, timeout=120_000)
     page.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files(
         files=[{"name": name, "mimeType": "text/csv", "buffer": data}]
     )
