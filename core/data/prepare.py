@@ -187,15 +187,18 @@ def prepare_file(
     fmt: str | None = None,
     *,
     timings: dict[str, float] | None = None,
+    max_bytes: int | None = None,
 ) -> Prepared:
     """Prepare a CSV or Parquet file directly with polars (the fast path for big files).
 
     Same result as ``prepare(read_table(path), columns, config)``, reading only the five mapped
     columns. ``path`` may also be bytes or a file object, as for :func:`read_table`. If a dict
     is given as ``timings``, the seconds spent in each phase are stored in it (for the bench).
+    With ``max_bytes``, a file whose estimated memory (``core.data.io.estimate_memory``) is
+    larger is refused with a :class:`HexplorerError` before it is parsed.
     """
     clock = _Clock(timings)
-    frame = read_polars(path, fmt, columns=list(columns.as_tuple()))
+    frame = read_polars(path, fmt, columns=list(columns.as_tuple()), max_bytes=max_bytes)
     clock.tick("read")
     return _prepare_polars(frame, columns, config, clock)
 
