@@ -109,8 +109,7 @@ def estimate_memory(data: str | bytes, chosen: str, columns: list[str] | None = 
     if chosen == "parquet":
         import pyarrow.parquet as pq
 
-        handle = io.BytesIO(data) if isinstance(data, bytes) else data
-        meta = pq.ParquetFile(handle).metadata
+        meta = pq.ParquetFile(io.BytesIO(data) if isinstance(data, bytes) else data).metadata
         wanted = set(columns) if columns is not None else None
         text = 0
         for g in range(meta.num_row_groups):
@@ -124,8 +123,8 @@ def estimate_memory(data: str | bytes, chosen: str, columns: list[str] | None = 
         size, head = len(data), data[:_SNIFF_BYTES]
     else:
         size = os.path.getsize(data)
-        with open(data, "rb") as handle:
-            head = handle.read(_SNIFF_BYTES)
+        with open(data, "rb") as file:
+            head = file.read(_SNIFF_BYTES)
     lines = max(head.count(b"\n"), 1)
     rows = size * lines // max(len(head), 1)
     return rows * BYTES_PER_ROW + 2 * size
