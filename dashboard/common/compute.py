@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import os
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
@@ -60,10 +61,10 @@ class Source:
     payload: bytes | None = field(default=None, repr=False)
 
     def key(self) -> str:
-        """The cache key of the source: its content (and an upload's name, whose suffix can
-        decide the format)."""
+        """The cache key of the source: its content (and an upload's suffix, which can decide
+        how the content is read: the same bytes as .csv and .tsv are different tables)."""
         if self.kind == "upload":
-            return f"{self.kind}|{self.digest}|{self.name}"
+            return f"{self.kind}|{self.digest}|{os.path.splitext(self.name)[1].lower()}"
         return f"{self.kind}|{self.digest}"
 
     @classmethod
