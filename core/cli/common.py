@@ -74,7 +74,7 @@ def prepared(args: argparse.Namespace):
 def reported(result):
     """Say on stderr what preparation rejected or clamped (SPEC section 1: never silently)."""
     report = result.report
-    if report.n_rejected or report.clamped:
+    if report.worth_noting:
         print(f"hexplorer: note: {' '.join(report.lines())}", file=sys.stderr)
     return result
 
