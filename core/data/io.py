@@ -191,7 +191,7 @@ def read_polars(
             frame = pl.read_parquet(handle, columns=columns)
         else:
             separator = "\t" if chosen == "tsv" else ","
-            frame = _read_csv(handle, separator, columns)
+            frame = _read_csv(handle, separator, columns, label)
     except (HexplorerError, KeyboardInterrupt, SystemExit):
         raise
     except BaseException as exc:  # polars/pyarrow raise many types (even Rust panics) on bad files
@@ -204,19 +204,34 @@ def read_polars(
     return frame
 
 
-def _read_csv(handle: Any, separator: str, columns: list[str] | None) -> pl.DataFrame:
+def _read_csv(handle: Any, separator: str, columns: list[str] | None, label: str) -> pl.DataFrame:
     def read(**kwargs: Any) -> pl.DataFrame:
         if isinstance(handle, io.BytesIO):
             handle.seek(0)
         return pl.read_csv(handle, separator=separator, **kwargs)
 
     header = read(n_rows=0)
+    _check_delimiter(header.columns, separator, label)
     _check_columns(columns, header.columns)
     try:
         return read(columns=columns, infer_schema_length=10_000)
     except pl.exceptions.ComputeError:
         # A column whose type changes late (e.g. text in a number column): read it whole as text.
         return read(columns=columns, infer_schema_length=None)
+
+
+def _check_delimiter(names: list[str], separator: str, label: str) -> None:
+    """A header read as one column that holds another delimiter: say so (not 'column missing')."""
+    if len(names) != 1:
+        return
+    for other in (";", "\t", "|"):
+        if other != separator and other in names[0]:
+            shown = {"\t": "tabs"}.get(other, f"'{other}'")
+            raise HexplorerError(
+                f"The header of {label} is one column {names[0][:80]!r}: it seems to be separated by "
+                f"{shown}, not {'tabs' if separator == chr(9) else 'commas'}. Save it as CSV "
+                "with commas (or name it .tsv for tabs)."
+            )
 
 
 def _check_columns(wanted: list[str] | None, available: list[str]) -> None:
@@ -247,8 +262,10 @@ def column_names(source: Any, fmt: str | None = None) -> list[str]:
         if chosen == "parquet":
             return [str(c) for c in pl.read_parquet_schema(handle)]
         separator = "\t" if chosen == "tsv" else ","
-        return [str(c) for c in pl.read_csv(handle, separator=separator, n_rows=0).columns]
-    except (KeyboardInterrupt, SystemExit):
+        names = [str(c) for c in pl.read_csv(handle, separator=separator, n_rows=0).columns]
+        _check_delimiter(names, separator, label)
+        return names
+    except (HexplorerError, KeyboardInterrupt, SystemExit):
         raise
     except BaseException as exc:  # polars/pyarrow raise many types on a corrupt file
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__

@@ -303,6 +303,13 @@ def _time_us(frame: pl.DataFrame, col: str) -> tuple[pl.Expr, pl.Expr]:
     return pl.lit(parsed), missing
 
 
+def _time_kind(dtype: pl.DataType) -> str:
+    """What a time column's values must be, for the rejection reason."""
+    if dtype.is_numeric():
+        return f"epoch seconds in [-{_MAX_EPOCH_S:.0e}, {_MAX_EPOCH_S:.0e}] (numbers are read as seconds)"
+    return "a valid time"
+
+
 _TIME_FORMATS = (
     "%Y-%m-%d %H:%M:%S",
     "%Y-%m-%dT%H:%M:%S",
@@ -401,7 +408,7 @@ def _prepare_polars(
         (lon.is_null() | ~lon.is_finite(), f"{loncol} not a number"),
         ((lon < -180) | (lon > 180), f"{loncol} outside [-180, 180]"),
         (t_missing, f"missing {tcol}"),
-        (t_us.is_null(), f"{tcol} not a valid time"),
+        (t_us.is_null(), f"{tcol} not {_time_kind(schema[tcol])}"),
         (val_missing, f"missing {vcol}"),
         (val.is_null() | ~val.is_finite(), f"{vcol} not a number"),
     ]
