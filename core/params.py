@@ -11,9 +11,10 @@ from core.errors import HexplorerError
 NOISE_MEASURES = ("mean", "std")
 
 
-EPSILON_MIN = 1e-6
-"""Smallest ε accepted: below it the noise scales (U/ε and more) leave the range where squares
-and sums of draws stay finite in float64, so results would be inf/NaN rather than numbers."""
+EPSILON_MIN = 1e-12
+"""Smallest ε accepted. Far below it the noise scales (U/ε and more) leave the range where squares
+and sums of draws stay finite in float64 (ε = 1e-300 gave inf and NaN instead of numbers); at
+1e-12 and U <= 1e9 a squared draw is about 1e42, far from overflow."""
 UPPER_RANGE = (1e-6, 1e9)
 """Accepted U: the exact fixed-point aggregation scales values by 2^(40 - exponent of U²), which
 must stay a finite float, and U² · N must stay far from float64 overflow."""
@@ -35,8 +36,8 @@ def check_epsilon(epsilon: float) -> float:
         raise HexplorerError(f"The 'epsilon' parameter must be > 0. Got {epsilon!r} instead.")
     if value < EPSILON_MIN:
         raise HexplorerError(
-            f"The 'epsilon' parameter must be at least {EPSILON_MIN:g} (smaller values give "
-            f"infinite noise in float64). Got {epsilon!r} instead."
+            f"The 'epsilon' parameter must be at least {EPSILON_MIN:g} (smaller values overflow "
+            f"the noise arithmetic). Got {epsilon!r} instead."
         )
     return value
 
