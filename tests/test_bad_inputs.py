@@ -83,7 +83,7 @@ FILES = [
     ),
     FileCase("blank-lines", "blank.csv", lambda: b"\n\n\n", "error", "empty CSV"),
     FileCase("binary", "binary.csv", lambda: bytes(range(256)) * 8, "error", "binary data"),
-    FileCase("excel-renamed", "book.csv", _xlsx, "error", "binary data"),
+    FileCase("excel-renamed", "book.csv", _xlsx, "error", "an Excel file renamed?"),
     FileCase("semicolons", "semi.csv", lambda: _csv().replace(b",", b";"), "error", "';'"),
     FileCase("tabs-as-csv", "tabs.csv", lambda: _csv().replace(b",", b"\t"), "error", "tabs"),
     FileCase(

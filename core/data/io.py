@@ -82,6 +82,11 @@ def _resolve(source: Any, fmt: str | None) -> tuple[str | bytes, str, str]:
 
 def _check_text(head: bytes, label: str) -> None:
     """A CSV must be UTF-8 text: refuse binary content before polars reads it lossily."""
+    if head.startswith((b"PK\x03\x04", b"\xd0\xcf\x11\xe0")):  # zip (.xlsx) or OLE2 (.xls)
+        raise HexplorerError(
+            f"Could not read {label} as CSV: it is a spreadsheet or archive (an Excel file "
+            "renamed?), not text. Save it as CSV."
+        )
     if b"\x00" in head:
         raise HexplorerError(f"Could not read {label} as CSV: it contains binary data, not text.")
     try:
