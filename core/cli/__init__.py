@@ -29,7 +29,6 @@ import numpy as np
 
 from core.cli import common, compose, evaluate, hats, release, simulate, worstcase
 from core.errors import HexplorerError
-from core.params import check_positive_int
 
 COMMANDS = (hats, release, evaluate, simulate, worstcase, compose)
 """One module per subcommand, each with ``register(sub, data, names)`` and ``run(args)``:
@@ -95,7 +94,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         if getattr(args, "trials", None) is not None:
-            check_positive_int("trials", args.trials)
+            common.check_trials(args.trials)
         result = _jsonable(args.func(args))
     except HexplorerError as exc:
         print(f"hexplorer: error: {exc}", file=sys.stderr)
