@@ -54,7 +54,7 @@ TERMS: dict[str, Term] = {
     "median": Term(
         plain="median rule",
         symbol="median",
-        formula="m_UB = the median of {m_ℓ} (Array-Averaging's default)",
+        formula="m_UB = the median of {{m_ℓ}} (Array-Averaging's default)",
     ),
     "levy": Term(
         plain="Levy's rule",
