@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from core import worstcase
+from core import plan, worstcase
 from core.errors import NotApplicableError
 from core.evaluation import error_summary, monte_carlo
 from core.hat import HatData
@@ -156,28 +156,33 @@ def worst_case_vs_epsilon(spec: DataSpec, label: str, noise_measure: str) -> pd.
     return pd.DataFrame(rows)
 
 
-ARRAY_AVERAGING_BESTFIT = ("arrayavg-best", "opt-arrayavg", "opt-arrayavg-convex")
-"""Mechanisms whose worst case is SPEC §4's E(m) = E1(m) + E2(m) at their m_UB (BestFit arrays,
-Laplace noise of scale U/(K̄ε)); Baseline and opt-bounding have their own formula. SPEC gives no
-worst case for WrapAround (twice the sensitivity), Levy, the quantile mechanisms or AKMV."""
+def worst_case_of(h: HatData, mechanism: str, epsilon: float, noise_measure: str) -> float:
+    """The worst-case error SPEC gives for ``mechanism`` at its own m_UB rule
+    (:func:`core.plan.worst_case`); NaN where SPEC gives none (WrapAround, Levy, the quantile
+    mechanisms, AKMV)."""
+    if mechanism not in plan.ANALYTIC_MECHANISMS:
+        return float("nan")
+    return plan.worst_case(h.counts, h.upper, epsilon, mechanism, noise_measure).total
 
 
-def worst_case_of(
-    h: HatData, mechanism: str, epsilon: float, m_ub: int | None, noise_measure: str
+def worst_case_at(
+    h: HatData, mechanism: str, epsilon: float, m_ub: int, noise_measure: str
 ) -> float:
-    """The worst-case error SPEC gives for ``mechanism`` at (ε, m_UB); NaN where it gives none.
+    """E(m_UB) = E1 + E2 at a chosen m_UB for the BestFit Array-Averaging mechanisms that have
+    a worst case (SPEC section 4); NaN for the others."""
+    if mechanism not in plan.ANALYTIC_MECHANISMS or not MECHANISMS[mechanism].uses_m_ub:
+        return float("nan")
+    total = worstcase.worst_case_error(h.counts, h.upper, m_ub, epsilon, noise_measure).total
+    return float(np.asarray(total))
 
-    Baseline ``U m* / (N ε)``; BestFit Array-Averaging ``E(m_UB)``; opt-bounding ``E^OPT(ε)``.
-    """
-    c, u = h.counts, h.upper
-    if mechanism == "baseline":
-        return worstcase.baseline_error(c, u, epsilon, noise_measure=noise_measure)
-    if mechanism == "opt-bounding":
-        return worstcase.opt_bounding_error(c, u, epsilon, noise_measure=noise_measure)
-    if mechanism in ARRAY_AVERAGING_BESTFIT and m_ub is not None:
-        total = worstcase.worst_case_error(c, u, m_ub, epsilon, noise_measure=noise_measure).total
-        return float(np.asarray(total))
-    return float("nan")
+
+@_cache(max_entries=256)
+def target_plan(
+    spec: DataSpec, label: str, target: float, mechanism: str, noise_measure: str
+) -> plan.Plan:
+    """:func:`core.plan.epsilon_for_error`: the smallest ε whose worst case is within target."""
+    h = hat(spec, label)
+    return plan.epsilon_for_error(h.counts, h.upper, target, mechanism, noise_measure)
 
 
 # --- Simulations (stochastic; the seed is part of every key) -------------------------------
@@ -312,7 +317,7 @@ def headline(
     One row per mechanism with :data:`HEADLINE_COLUMNS`: ``typical`` (median |error|),
     ``bound90`` (90 % of releases within) and ``share_within`` (share within ±``within``) from
     :func:`core.evaluation.error_summary` of :func:`simulated` at the mechanism's own m_UB;
-    ``worst_case`` from :func:`worst_case_of` there. The ``*_yours`` columns repeat typical and
+    ``worst_case`` from :func:`worst_case_of` (core.plan.worst_case). The ``*_yours`` columns repeat typical and
     worst case at ``m_ub_yours`` for the mechanisms that keep m_UB records per user (NaN for the
     others, which have no m_UB).
     """
@@ -329,7 +334,7 @@ def headline(
                 typical=s.median,
                 bound90=s.q90,
                 share_within=s.share_within,
-                worst_case=worst_case_of(h, name, epsilon, own.m_ub, noise_measure),
+                worst_case=worst_case_of(h, name, epsilon, noise_measure),
                 n_arrays=own.n_arrays,
                 noise_scale=own.noise_scale,
                 n_runs=s.n_runs,
@@ -337,7 +342,7 @@ def headline(
         if MECHANISMS[name].uses_m_ub:
             row.update(
                 m_ub_yours=m_ub_yours,
-                worst_case_yours=worst_case_of(h, name, epsilon, m_ub_yours, noise_measure),
+                worst_case_yours=worst_case_at(h, name, epsilon, m_ub_yours, noise_measure),
             )
             yours = simulated(spec, label, name, epsilon, m_ub_yours, seed, n_runs)
             values = releases_of(yours, h.upper, raw=raw)
@@ -353,3 +358,29 @@ def headline(
     out["noise_scale"] = out["noise_scale"].astype(np.float64)
     out["note"] = out["note"].fillna("").astype(str)
     return out
+
+
+def releases_table(sims: list[Simulated], upper: float) -> pd.DataFrame:
+    """Every simulated release, one row per (mechanism, run): ``mechanism``, ``m_ub``, ``run``,
+    ``release`` (clamped into [0, U], as published) and ``raw_release`` (as the papers analyse).
+
+    Mechanisms that cannot run on the HAT are left out.
+    """
+    parts = []
+    for sim in sims:
+        if sim.estimates is None:
+            continue
+        n = sim.estimates.size
+        parts.append(
+            pd.DataFrame(
+                {
+                    "mechanism": sim.mechanism,
+                    "m_ub": pd.array([sim.m_ub] * n, dtype="Int64"),
+                    "run": np.arange(n),
+                    "release": clamp_mean(sim.estimates, upper),
+                    "raw_release": sim.estimates,
+                }
+            )
+        )
+    columns = ["mechanism", "m_ub", "run", "release", "raw_release"]
+    return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=columns)

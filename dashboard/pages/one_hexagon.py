@@ -12,12 +12,15 @@ moving a control reruns it alone, not the data sidebar.
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 import pandas as pd
 import streamlit as st
 
+from core import plan
 from core.mechanisms import MECHANISMS
-from dashboard.common import compute, state, ui
+from dashboard.common import compute, downloads, state, ui
 from dashboard.common import glossary as g
 from dashboard.common.compute import DataSpec
 from dashboard.common.selection import current_hat, hat_label, select_hat
@@ -36,7 +39,7 @@ RULE_HELP = {
     "m^(ε)": "OPT-Array-Averaging (lowest worst-case error at this ε)",
     "m^(O,2)": "OPT-Array-Averaging (convex proxy)",
 }
-TARGET_MECHANISMS = ("opt-arrayavg", "baseline", "opt-bounding")
+TARGET_MECHANISMS = plan.ANALYTIC_MECHANISMS
 
 
 def _help(key: str, units: Units, extra: str = "") -> str:
@@ -65,29 +68,36 @@ def _compact_top() -> None:
     )
 
 
-def _target_plan(h, target: float, mechanism: str, noise_measure: str):
-    """core.plan's answer for a target worst-case error, or None while core has no planner."""
-    try:
-        from core.plan import epsilon_for_error
-    except ImportError:
-        return None
-    return epsilon_for_error(h.counts, h.upper, target, mechanism, noise_measure)
-
-
 def _on_target(spec: DataSpec, label: str) -> None:
     """Typing a target error moves ε to core's answer (the smallest ε that meets it)."""
     ss = st.session_state
     target = ss.get(hs.TARGET)
     if target is None:
         return
-    h = compute.hat(spec, label)
-    plan = _target_plan(
-        h, float(target), str(ss[hs.TARGET_MECHANISM]), str(ss[state.NOISE_MEASURE])
+    p = hx.target_plan(
+        spec, label, float(target), str(ss[hs.TARGET_MECHANISM]), str(ss[state.NOISE_MEASURE])
     )
-    if plan is not None and getattr(plan, "epsilon", None) is not None:
-        eps = float(plan.epsilon)
-        if np.isfinite(eps):
-            hs.set_epsilon(eps)
+    if p.status == "ok" and p.epsilon is not None:
+        hs.set_epsilon(p.epsilon)
+
+
+def _plan_note(p, units: Units) -> str | None:
+    """One line on a plan that did not set ε exactly (out of the page's range, unreachable…)."""
+    u = units.value
+    title = MECHANISMS[p.mechanism].title
+    if p.status == "unreachable":
+        return (
+            f"No ε brings {title}'s worst case within {p.target:g} {u}: it never gets below "
+            f"{p.floor:.3g} {u} (the clipping error of its m_UB rule). ε is unchanged."
+        )
+    if p.status == "any":
+        return f"Every ε meets {p.target:g} {u} for {title}; ε is unchanged."
+    if p.epsilon is not None and not hs.EPSILON_MIN <= p.epsilon <= hs.EPSILON_MAX:
+        return (
+            f"{title} meets {p.target:g} {u} from ε = {p.epsilon:.4g}, outside this page's "
+            f"range [{hs.EPSILON_MIN:g}, {hs.EPSILON_MAX:g}]; ε is set to the nearest end."
+        )
+    return None
 
 
 def _headline_table(head: pd.DataFrame, rules: dict[str, str], units: Units, m_ub: int) -> str:
@@ -330,9 +340,10 @@ def view(spec: DataSpec) -> None:
             st.markdown(_headline_table(head, rules, units, m_ub))
 
         # --- The two charts ε moves most: where releases land, and the worst case against ε --
-        sets = []
+        sets, sims = [], []
         for name in chosen:
             sim = hx.simulated(spec, hat, name, eps, m_ub if override else None, seed, n_runs)
+            sims.append(sim)
             values = hx.releases_of(sim, h.upper, raw=raw)
             if values is None:
                 continue
@@ -343,11 +354,13 @@ def view(spec: DataSpec) -> None:
                 )
             )
         vs_eps = hx.worst_case_vs_epsilon(spec, hat, noise_measure)
-        target_eps = None
-        if target:
-            plan = _target_plan(h, float(target), str(ss[hs.TARGET_MECHANISM]), noise_measure)
-            if plan is not None and getattr(plan, "epsilon", None) is not None:
-                target_eps = float(plan.epsilon) if np.isfinite(plan.epsilon) else None
+        target_eps, plan_note = None, None
+        if target is not None:
+            p = hx.target_plan(
+                spec, hat, float(target), str(ss[hs.TARGET_MECHANISM]), noise_measure
+            )
+            target_eps = p.epsilon
+            plan_note = _plan_note(p, units)
         left, right = st.columns(2)
         with left:
             if sets:
@@ -368,7 +381,7 @@ def view(spec: DataSpec) -> None:
                 charts.worst_case_vs_epsilon(
                     vs_eps,
                     epsilon=eps,
-                    target=float(target) if target else None,
+                    target=float(target) if target is not None else None,
                     target_epsilon=target_eps,
                     units=units,
                     height=charts.distribution_height(len(sets)),
@@ -376,8 +389,8 @@ def view(spec: DataSpec) -> None:
                 ),
                 key="worst_case_vs_epsilon",
             )
-        if target and _target_plan(h, 1.0, "baseline", noise_measure) is None:
-            st.caption("Setting ε from a target error needs core's planner (core.plan).")
+        if plan_note:
+            st.caption(plan_note)
 
         # --- Plain-language read-outs ---------------------------------------------------------
         at = hx.error_at(spec, hat, m_ub, eps, noise_measure)
@@ -482,6 +495,7 @@ def view(spec: DataSpec) -> None:
                 key="mae",
             )
         with tables:
+            prov = partial(downloads.provenance, spec, units, hat=hat, epsilon=eps, seed=seed)
             simulation = head.rename(
                 columns={
                     "typical": f"typical error ({u})",
@@ -496,11 +510,42 @@ def view(spec: DataSpec) -> None:
                     "noise_scale": f"noise scale ({u})",
                 }
             )
-            ui.table(simulation, name="simulation", key="simulation")
-            ui.table(curve, name="error_curve", key="error_curve", height=240)
-            ui.table(steps, name="staircase", key="staircase")
-            ui.table(vs_eps, name="worst_case_vs_epsilon", key="worst_case_vs_epsilon", height=240)
-            ui.table(mc, name="monte_carlo_mae", key="monte_carlo_mae", height=240)
+            ui.table(simulation, name="simulation", key="simulation", provenance=prov())
+            releases_prov = prov(m_ub=m_ub if override else None)
+            st.download_button(
+                f"Download releases.csv (every simulated release, {n_runs:,} per mechanism)",
+                data=lambda: downloads.csv_bytes(
+                    downloads.with_units(
+                        hx.releases_table(sims, h.upper), units, values=["release", "raw_release"]
+                    ),
+                    releases_prov,
+                ),
+                file_name=downloads.file_name("releases", releases_prov),
+                help=f"Saved as {downloads.file_name('releases', releases_prov)}",
+                mime="text/csv",
+                key="download_releases",
+                icon=":material/download:",
+            )
+            ui.table(
+                curve, name="error_curve", key="error_curve", height=240, provenance=prov(seed=None)
+            )
+            ui.table(
+                steps, name="staircase", key="staircase", provenance=prov(epsilon=None, seed=None)
+            )
+            ui.table(
+                vs_eps,
+                name="worst_case_vs_epsilon",
+                key="worst_case_vs_epsilon",
+                height=240,
+                provenance=prov(epsilon=None, seed=None),
+            )
+            ui.table(
+                mc,
+                name="monte_carlo_mae",
+                key="monte_carlo_mae",
+                height=240,
+                provenance=prov(epsilon=None, m_ub=m_ub if override else None),
+            )
 
         one_hexagon_panel(spec, hat)  # code for this view and the HTML report (dashboard/report)
     url.write()  # a fragment rerun skips app.py's write: keep the URL on the view shown
