@@ -19,7 +19,6 @@ from dashboard.common.colours import mechanism_colour
 from dashboard.common.figures import (
     EPSILON_COLOR,
     M_UB_COLOR,
-    MARK_COLORS,
     epsilon_axis,
     figure,
     label_at,
@@ -32,6 +31,7 @@ from dashboard.common.units import Units
 EPSILON_TICKS = (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10)
 E1_COLOR, E2_COLOR = "#E69F00", "#56B4E9"
 DEFAULT_UNITS = Units()
+OPT_COLOR = "#2CA02C"  # the m^(ε) rule's colour in the registry (core.mechanisms.RULES)
 
 
 def eps_axis(title: str = "privacy loss ε") -> dict:
@@ -181,36 +181,35 @@ def releases_distribution(
 # --- The worst case --------------------------------------------------------------------------
 
 
-MARK_NAMES = {
-    "median": "median rule",
-    "m^(L)": "Levy's rule m^(L)",
-    "m^(ε)": "best for this ε, m^(ε)",
-    "m^(O,2)": "convex proxy m^(O,2)",
-}
+@dataclass(frozen=True, kw_only=True)
+class Mark:
+    """A vertical mark on the records-per-user histogram: an m_UB rule's value."""
+
+    label: str
+    m: int
+    colour: str
 
 
 def counts_histogram(
     counts: Sequence[int] | np.ndarray,
     *,
     m_ub: int,
-    marks: Mapping[str, int] | None = None,
+    marks: Sequence[Mark] = (),
     units: Units = DEFAULT_UNITS,
     font_size: int | None = None,
 ) -> go.Figure:
-    """Histogram of records per user with m_UB and each mechanism default marked.
+    """Histogram of records per user with m_UB and each m_UB rule's value marked.
 
     Trace 0 is the histogram (``x`` = the counts as given). The vertical lines are layout
-    shapes: first m_UB, then one per entry of ``marks`` (label -> m), in order. Their labels are
-    legend entries (traces 1, 2, … with no points, same order), so they never overlap each
-    other or the bars.
+    shapes: first m_UB, then one per mark, in order. Their labels are legend entries (traces
+    1, 2, … with no points, same order and colours), so they never overlap each other or the bars.
     """
     counts = np.asarray(counts)
     shapes = [vline(m_ub, M_UB_COLOR, 3)]
     legend = [_legend_line(f"records kept per {units.user} m_UB = {m_ub}", M_UB_COLOR, width=3)]
-    for label, m in (marks or {}).items():
-        color = MARK_COLORS.get(label, "#444")
-        shapes.append(vline(m, color, 1.5, "dash"))
-        legend.append(_legend_line(f"{MARK_NAMES.get(label, label)} = {m}", color, "dash"))
+    for mark in marks:
+        shapes.append(vline(mark.m, mark.colour, 1.5, "dash"))
+        legend.append(_legend_line(mark.label, mark.colour, "dash"))
     trace = go.Histogram(
         x=counts,
         name=units.users,
@@ -267,7 +266,7 @@ def error_curve(
             y=[float(at_opt.iloc[0]) if len(at_opt) else np.nan],
             mode="markers",
             name=f"lowest E: m^(ε) = {m_opt}",
-            marker=dict(color=MARK_COLORS["m^(ε)"], size=12, symbol="star"),
+            marker=dict(color=OPT_COLOR, size=12, symbol="star"),
         ),
     ]
     if bestfit_bias is not None:
@@ -328,14 +327,14 @@ def staircase_chart(
             y=ys,
             mode="lines",
             name="best records kept m^(ε)",
-            line=dict(color=MARK_COLORS["m^(ε)"], width=3, shape="hv"),
+            line=dict(color=OPT_COLOR, width=3, shape="hv"),
         ),
         go.Scatter(
             x=bx,
             y=by,
             mode="markers",
             name="breakpoints",
-            marker=dict(color=MARK_COLORS["m^(ε)"], size=8),
+            marker=dict(color=OPT_COLOR, size=8),
             hovertemplate="from ε = %{x:.4g}: m = %{y}<extra></extra>",
         ),
         go.Scatter(
@@ -463,6 +462,7 @@ def mae_vs_epsilon(
 
 
 __all__ = [
+    "Mark",
     "ReleaseSet",
     "counts_histogram",
     "eps_axis",

@@ -23,6 +23,7 @@ from core.mechanisms import (
     default_m_ub,
     get_mechanism,
     mechanism_rng,
+    rules_in_use,
     run_mechanism,
 )
 from core.postprocess import clamp_mean
@@ -38,34 +39,19 @@ def _cache(**kwargs):
 # --- Worst-case analysis (counts and U only) ------------------------------------------------
 
 
-@dataclass(frozen=True, kw_only=True)
-class Marks:
-    """The m_UB defaults of the mechanisms at one ε: median, m^(L), m^(ε), m^(O,2)."""
-
-    median: int
-    levy: int
-    opt: int
-    convex: int
-
-    def as_labels(self) -> dict[str, int]:
-        return {
-            "median": self.median,
-            "m^(L)": self.levy,
-            "m^(ε)": self.opt,
-            "m^(O,2)": self.convex,
-        }
+@_cache(max_entries=256)
+def marks(spec: DataSpec, label: str, epsilon: float, noise_measure: str) -> dict[str, int]:
+    """Each m_UB rule in use (``core.mechanisms.rules_in_use``, registry order) -> its m_UB here;
+    m^(ε) for the chosen noise measure."""
+    h = hat(spec, label)
+    return {r.name: r(h.counts, h.upper, epsilon, noise_measure) for r in rules_in_use()}
 
 
 @_cache(max_entries=256)
-def marks(spec: DataSpec, label: str, epsilon: float, noise_measure: str) -> Marks:
-    """m_UB defaults (core.worstcase); m^(ε) for the chosen noise measure."""
+def m_opt(spec: DataSpec, label: str, epsilon: float, noise_measure: str) -> int:
+    """m^(ε), the smallest minimiser of E(m) (core.worstcase.m_opt)."""
     h = hat(spec, label)
-    return Marks(
-        median=int(worstcase.median_count(h.counts)),
-        levy=int(worstcase.m_levy(h.counts)),
-        opt=int(worstcase.m_opt(h.counts, h.upper, epsilon, noise_measure=noise_measure)),
-        convex=int(worstcase.m_convex(h.counts)),
-    )
+    return int(worstcase.m_opt(h.counts, h.upper, epsilon, noise_measure=noise_measure))
 
 
 @_cache(max_entries=256)

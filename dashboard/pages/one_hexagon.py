@@ -19,7 +19,7 @@ import pandas as pd
 import streamlit as st
 
 from core import plan
-from core.mechanisms import MECHANISMS
+from core.mechanisms import MECHANISMS, get_rule
 from dashboard.common import compute, downloads, state, ui
 from dashboard.common import glossary as g
 from dashboard.common.compute import DataSpec
@@ -33,12 +33,6 @@ from dashboard.report.panel import one_hexagon_panel
 
 MAX_HAT_OPTIONS = 500
 PRESENTER_FONT = 17
-RULE_HELP = {
-    "median": "Array-Averaging",
-    "m^(L)": "Levy and the quantile mechanisms",
-    "m^(ε)": "OPT-Array-Averaging (lowest worst-case error at this ε)",
-    "m^(O,2)": "OPT-Array-Averaging (convex proxy)",
-}
 TARGET_MECHANISMS = plan.ANALYTIC_MECHANISMS
 
 
@@ -138,7 +132,19 @@ def _hat_option(row: dict, rank: int, units: Units) -> str:
     return f"#{rank} · {slot} · {int(row['users']):,} {units.users}"
 
 
-RULE_OF = {"median": "median", "levy": "m^(L)", "opt": "m^(ε)", "convex": "m^(O,2)"}
+def _rule_name(name: str, units: Units) -> str:
+    """A rule's plain name first, its symbol second ("Levy's rule, m^(L)")."""
+    rule = get_rule(name)
+    if name not in g.TERMS:
+        return rule.label
+    text = g.plain(name, units)
+    return text if rule.label in text else f"{text}, {rule.label}"
+
+
+def _rule_help(name: str) -> str:
+    rule = get_rule(name)
+    users = [m.title for m in MECHANISMS.values() if m.m_ub_rule == name]
+    return f"Set m_UB to {rule.label}: {rule.help}. The default of {', '.join(users)}."
 
 
 st.title("One hexagon")
@@ -201,7 +207,7 @@ def view(spec: DataSpec) -> None:
             or ss.get(state.M_UB) is None
             or not h.m_min <= int(ss[state.M_UB]) <= h.m_max
         ):
-            ss[state.M_UB] = mk.median
+            ss[state.M_UB] = mk.get("median", h.m_min)
             ss[state.M_UB_FOR] = hat
 
         def _set_m_ub(value: int) -> None:
@@ -222,14 +228,13 @@ def view(spec: DataSpec) -> None:
                 )
             else:
                 st.caption(f"m_UB = {h.m_min}: every {units.user} has the same count.")
-            marks = mk.as_labels()
-            for label, value in marks.items():
+            for name, value in mk.items():
                 st.button(
-                    f"{charts.MARK_NAMES[label]} = {value}",
-                    key=f"set_m_ub_{label}",
+                    f"{_rule_name(name, units)} = {value}",
+                    key=f"set_m_ub_{name}",
                     on_click=_set_m_ub,
                     args=(value,),
-                    help=f"Set m_UB to {label}, the default of {RULE_HELP[label]}.",
+                    help=_rule_help(name),
                     width="stretch",
                 )
             st.toggle(
@@ -327,7 +332,9 @@ def view(spec: DataSpec) -> None:
             st.info("Choose at least one mechanism in the sidebar.")
             return
         head = hx.headline(spec, hat, chosen, eps, m_ub, noise_measure, seed, n_runs, within, raw)
-        rules = {n: RULE_OF.get(MECHANISMS[n].m_ub_rule or "", "rule") for n in chosen}
+        rules = {
+            n: get_rule(rule).label for n in chosen if (rule := MECHANISMS[n].m_ub_rule) is not None
+        }
         kind = "raw" if raw else "clamped"
         st.markdown(
             f"**How far off will a release be?** ε = {eps:g}, each mechanism at its own m_UB "
@@ -428,7 +435,8 @@ def view(spec: DataSpec) -> None:
         )
         curve = hx.error_curve(spec, hat, eps, noise_measure)
         steps = hx.staircase(spec, hat, noise_measure)
-        opt_total = float(curve.loc[curve["m"] == mk.opt, "total"].iloc[0])
+        m_eps = hx.m_opt(spec, hat, eps, noise_measure)
+        opt_total = float(curve.loc[curve["m"] == m_eps, "total"].iloc[0])
         with detail:
             cols = st.columns(4)
             cols[0].metric(
@@ -447,7 +455,7 @@ def view(spec: DataSpec) -> None:
             )
             st.caption(
                 f"At your m_UB = {m_ub}, ε = {eps:g}. The lowest worst case at this ε is "
-                f"{opt_total:.4g} {u}, at m^(ε) = {mk.opt} ({g.plain('opt', units)})."
+                f"{opt_total:.4g} {u}, at m^(ε) = {m_eps} ({g.plain('opt', units)})."
             )
             c1, c2 = st.columns(2)
             with c1:
@@ -455,7 +463,7 @@ def view(spec: DataSpec) -> None:
                     charts.error_curve(
                         curve,
                         m_ub=m_ub,
-                        m_opt=mk.opt,
+                        m_opt=m_eps,
                         bestfit_bias=at["bestfit_bias"],
                         epsilon=eps,
                         units=units,
@@ -466,13 +474,24 @@ def view(spec: DataSpec) -> None:
             with c2:
                 ui.chart(
                     charts.counts_histogram(
-                        h.counts, m_ub=m_ub, marks=marks, units=units, font_size=font
+                        h.counts,
+                        m_ub=m_ub,
+                        marks=[
+                            charts.Mark(
+                                label=f"{_rule_name(name, units)} = {value}",
+                                m=value,
+                                colour=get_rule(name).colour,
+                            )
+                            for name, value in mk.items()
+                        ],
+                        units=units,
+                        font_size=font,
                     ),
                     key="histogram",
                 )
             ui.chart(
                 charts.staircase_chart(
-                    steps, epsilon=eps, m_current=mk.opt, units=units, font_size=font
+                    steps, epsilon=eps, m_current=m_eps, units=units, font_size=font
                 ),
                 key="staircase",
             )

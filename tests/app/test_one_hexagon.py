@@ -20,7 +20,7 @@ from streamlit.testing.v1 import AppTest
 from core import plan, worstcase
 from core.data import PrepConfig, hat_data, hat_table, load_demo, prepare
 from core.evaluation import error_summary, monte_carlo
-from core.mechanisms import MECHANISMS, default_m_ub, run_mechanism
+from core.mechanisms import MECHANISMS, default_m_ub, rules_in_use, run_mechanism
 from core.postprocess import clamp_mean
 from dashboard.common import datadir, downloads, state
 from dashboard.common.units import USER_NOUN, VALUE_UNIT
@@ -262,14 +262,16 @@ def test_worst_case_detail_and_m_ub_controls_match_core(oracle):
     at = _app()
     h = _hat(at, oracle)
     _check_worst_case(at, h, 1.0, worstcase.median_count(h.counts))
-    labels = [b.label for b in at.button if b.key and b.key.startswith("set_m_ub_")]
-    assert labels == [
+    buttons = [b for b in at.button if b.key and b.key.startswith("set_m_ub_")]
+    assert [b.key for b in buttons] == [f"set_m_ub_{r.name}" for r in rules_in_use()]
+    assert [b.label for b in buttons] == [
         f"median rule = {worstcase.median_count(h.counts)}",
-        f"Levy's rule m^(L) = {worstcase.m_levy(h.counts)}",
+        f"Levy's rule, m^(L) = {worstcase.m_levy(h.counts)}",
         f"best for this ε, m^(ε) = {worstcase.m_opt(h.counts, h.upper, 1.0)}",
-        f"convex proxy m^(O,2) = {worstcase.m_convex(h.counts)}",
+        f"convex proxy rule, m^(O,2) = {worstcase.m_convex(h.counts)}",
     ]
-    at.button(key="set_m_ub_m^(L)").click().run()
+    assert "Levy (BestFit)" in buttons[1].help and "Levy's choice" in buttons[1].help
+    at.button(key="set_m_ub_levy").click().run()
     _ok(at)
     assert at.slider(key=state.M_UB).value == worstcase.m_levy(h.counts)
     _check_worst_case(at, h, 1.0, worstcase.m_levy(h.counts))

@@ -22,21 +22,25 @@ def _vlines(fig: go.Figure) -> list[float]:
 
 def test_counts_histogram_draws_counts_and_every_mark():
     counts = np.array([9, 5, 5, 3, 1])
-    marks = {"median": 5, "m^(L)": 4, "m^(ε)": 9, "m^(O,2)": 3}
+    marks = [
+        charts.Mark(label="median rule = 5", m=5, colour="#7F7F7F"),
+        charts.Mark(label="Levy's rule, m^(L) = 4", m=4, colour="#9467BD"),
+        charts.Mark(label="best for this ε, m^(ε) = 9", m=9, colour="#2CA02C"),
+    ]
     fig = charts.counts_histogram(counts, m_ub=7, marks=marks)
     assert fig.data[0].type == "histogram"
     assert list(fig.data[0].x) == [9, 5, 5, 3, 1]
-    assert _vlines(fig) == [7, 5, 4, 9, 3]
+    assert _vlines(fig) == [7, 5, 4, 9]
     # Marker labels are legend entries (no overlap with each other or the bars), same order.
     assert not fig.layout.annotations
     assert [t.name for t in fig.data[1:]] == [
         "records kept per bus m_UB = 7",
         "median rule = 5",
-        "Levy's rule m^(L) = 4",
+        "Levy's rule, m^(L) = 4",
         "best for this ε, m^(ε) = 9",
-        "convex proxy m^(O,2) = 3",
     ]
     assert [t.line.color for t in fig.data[1:]] == [s.line.color for s in fig.layout.shapes]
+    assert [s.line.color for s in fig.layout.shapes][1:] == [m.colour for m in marks]
 
 
 def test_error_curve_traces_minimiser_and_bestfit_bias():
@@ -292,7 +296,9 @@ def test_units_and_plain_labels_in_every_builder():
     )
     results = pd.DataFrame({"mechanism": ["levy"], "epsilon": [0.5], "mae": [0.9]})
     figs = {
-        "histogram": charts.counts_histogram([1, 2, 2], m_ub=2, marks={"median": 2}, units=units),
+        "histogram": charts.counts_histogram(
+            [1, 2, 2], m_ub=2, marks=[charts.Mark(label="median rule = 2", m=2, colour="#7F7F7F")], units=units
+        ),
         "error": charts.error_curve(curve, m_ub=2, m_opt=2, epsilon=1.0, units=units),
         "stairs": charts.staircase_chart(steps, epsilon=1.0, m_current=2, units=units),
         "worst": charts.worst_case_vs_epsilon(curves, epsilon=1.0, target=1.0, units=units),
