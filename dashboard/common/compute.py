@@ -13,6 +13,7 @@ import hashlib
 import io
 from dataclasses import asdict, dataclass, field
 
+import numpy as np
 import pandas as pd
 import streamlit as st
 
@@ -30,6 +31,7 @@ from core.data import (
     prepare_file,
 )
 from core.hat import HatData
+from core.mechanisms import get_mechanism, mechanism_rng
 from dashboard.common import datadir
 
 
@@ -194,3 +196,22 @@ def slot_cells(spec: DataSpec, slot: str) -> pd.DataFrame:
 def hat(spec: DataSpec, label: str) -> HatData:
     """``core.data.hat_data`` for one HAT (raises HexplorerError for an unknown label)."""
     return hat_data(prepared(spec).summaries, label, upper=spec.upper)
+
+
+# --- Seeds shared by the features that simulate (One hexagon, the report's code) -----------
+
+
+RNG_STREAMS = {"monte_carlo": 1, "spread": 2, "release": 3, "distribution": 4}
+
+
+def rng_for(seed: int, purpose: str, mechanism: str | None = None) -> np.random.Generator:
+    """The generator of one stochastic result: seeded by (seed, purpose) and the mechanism's name.
+
+    Separate streams keep, e.g., a mechanism's releases independent of which others are chosen;
+    keyed by the mechanism's *name* (``core.mechanisms.mechanism_rng``), never its position, so
+    registering a new mechanism moves no other mechanism's numbers.
+    """
+    words = [int(seed), RNG_STREAMS[purpose]]
+    if mechanism is None:
+        return np.random.default_rng(words)
+    return mechanism_rng(words, get_mechanism(mechanism).name)

@@ -21,13 +21,11 @@ from core.hat import HatData
 from core.mechanisms import (
     MECHANISMS,
     default_m_ub,
-    get_mechanism,
-    mechanism_rng,
     rules_in_use,
     run_mechanism,
 )
 from core.postprocess import clamp_mean
-from dashboard.common.compute import DataSpec, Source, hat
+from dashboard.common.compute import DataSpec, Source, hat, rng_for
 
 _HASH = {Source: Source.key, DataSpec: DataSpec.key}
 
@@ -172,22 +170,6 @@ def target_plan(
 
 
 # --- Simulations (stochastic; the seed is part of every key) -------------------------------
-
-
-RNG_STREAMS = {"monte_carlo": 1, "spread": 2, "release": 3, "distribution": 4}
-
-
-def rng_for(seed: int, purpose: str, mechanism: str | None = None) -> np.random.Generator:
-    """The generator of one stochastic result: seeded by (seed, purpose) and the mechanism's name.
-
-    Separate streams keep, e.g., a mechanism's releases independent of which others are chosen;
-    keyed by the mechanism's *name* (``core.mechanisms.mechanism_rng``), never its position, so
-    registering a new mechanism moves no other mechanism's numbers.
-    """
-    words = [int(seed), RNG_STREAMS[purpose]]
-    if mechanism is None:
-        return np.random.default_rng(words)
-    return mechanism_rng(words, get_mechanism(mechanism).name)
 
 
 @_cache(max_entries=256)

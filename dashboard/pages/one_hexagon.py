@@ -20,7 +20,7 @@ import streamlit as st
 
 from core import plan
 from core.mechanisms import MECHANISMS, get_rule
-from dashboard.common import compute, downloads, state, ui
+from dashboard.common import compute, downloads, shown, state, ui, url
 from dashboard.common import glossary as g
 from dashboard.common.compute import DataSpec
 from dashboard.common.selection import current_hat, hat_label, select_hat
@@ -156,6 +156,7 @@ ss = st.session_state
 @st.fragment
 def view(spec: DataSpec) -> None:
     """Everything that ε, m_UB, the mechanisms or the HAT move (reruns alone)."""
+    shown.reset()  # everything this page draws is in here; the report hands out this run's
     units = current()
     u = units.value
     hat = current_hat(spec)
@@ -428,6 +429,8 @@ def view(spec: DataSpec) -> None:
                 )
             )
             st.markdown("\n".join(lines))
+            for line in lines:
+                shown.add_text(line.removeprefix("- "))
 
         # --- The worst case in detail, the MAE curve, tables --------------------------------
         detail, mae_tab, tables = st.tabs(
