@@ -161,10 +161,10 @@ def view(spec: DataSpec) -> None:
     u = units.value
     hat = current_hat(spec)
     table = compute.hats(spec)
-    shown = table.head(MAX_HAT_OPTIONS)  # the busiest (and the selected one); any other: Map page
-    if hat not in set(shown["hat"]):
-        shown = pd.concat([shown, table[table["hat"] == hat]])
-    rows = {r["hat"]: {**r, "rank": int(i) + 1} for i, r in shown.iterrows()}
+    offered = table.head(MAX_HAT_OPTIONS)  # the busiest (and the selected one); any other: Map page
+    if hat not in set(offered["hat"]):
+        offered = pd.concat([offered, table[table["hat"] == hat]])
+    rows = {r["hat"]: {**r, "rank": int(i) + 1} for i, r in offered.iterrows()}
     eps = hs.init()
     _compact_top()
     presenter = bool(ss[hs.PRESENTER])
