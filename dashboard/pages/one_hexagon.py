@@ -569,7 +569,9 @@ def view(spec: DataSpec) -> None:
                 provenance=prov(epsilon=None, m_ub=m_ub if override else None),
             )
 
-        one_hexagon_panel(spec, hat)  # code for this view and the HTML report (dashboard/report)
+        one_hexagon_panel(
+            spec, hat, within=within, raw=raw
+        )  # code for this view and the HTML report (dashboard/report)
     url.write()  # a fragment rerun skips app.py's write: keep the URL on the view shown
 
 
