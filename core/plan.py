@@ -133,17 +133,18 @@ def _m_rule(mechanism: str) -> str | None:
 
 
 def fixed_m_ub(counts, mechanism: str) -> int:
-    """The m_UB of a mechanism whose rule does not depend on ε (median or m_UB^(O,2)).
+    """The m_UB of a mechanism whose rule reads the counts only (``Rule.counts_only``: median,
+    m_UB^(L), m_UB^(O,2), ...), looked up in ``core.mechanisms.RULES``.
 
     >>> fixed_m_ub([5, 3, 1], "arrayavg-best"), fixed_m_ub([10, 1, 1, 1, 1], "opt-arrayavg-convex")
     (3, 3)
     """
-    rule = _m_rule(mechanism)
-    if rule == "median":
-        return wc.median_count(counts)
-    if rule == "convex":
-        return wc.m_convex(counts)
-    raise HexplorerError(f"{mechanism!r} has no m_UB rule that is independent of ε.")
+    from core.mechanisms import get_mechanism
+
+    rule = get_mechanism(mechanism).rule
+    if rule is None or not rule.counts_only:
+        raise HexplorerError(f"{mechanism!r} has no m_UB rule that is independent of ε.")
+    return rule(counts, math.nan, math.nan)
 
 
 # --------------------------------------------------------------------------------------------

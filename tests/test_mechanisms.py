@@ -32,6 +32,7 @@ from core.mechanisms import (
     release,
     run_mechanism,
 )
+from tests.mechanism_checks import ExactCase, add_cases
 
 NAMES = list(MECHANISMS)  # every registered mechanism, read from the registry
 
@@ -494,3 +495,67 @@ def test_private_quantile_mean_matches_exact_expectation():
     second = float(np.sum(p * (lo**2 + lo * hi + hi**2) / 3))
     x = noise._private_quantile(rng(13), values, 0.1, 0.5, lo=0.0, hi=10.0, size=N_STAT)
     assert abs(x.mean() - mean) < 5 * math.sqrt((second - mean**2) / N_STAT)
+
+
+# --------------------------------------------------------------------------------------------
+# Conformance cases (run by tests/test_mechanism_conformance.py for every registered mechanism):
+# the hand-computed values above, as data. HAT A and HAT B as in the module docstring.
+
+
+def _quantiles(*values):
+    """Hold the private quantiles: successive calls return ``values`` (per case run)."""
+
+    def hold(mp):
+        it = iter(values)
+        mp.setattr(
+            noise, "_private_quantile", lambda rng, v, q, e, *, size, **kw: np.full(size, next(it))
+        )
+
+    return hold
+
+
+def _bin(index):
+    """Hold PrivateInterval's exponential mechanism at bin ``index``."""
+
+    def hold(mp):
+        mp.setattr(
+            noise,
+            "_exponential_mechanism",
+            lambda rng, u, e, s, size, log_base=None: np.full(size, index),
+        )
+
+    return hold
+
+
+_A = {"counts": (4, 2, 1), "sums": (40.0, 10.0, 5.0), "upper": 10.0}
+_B = {"counts": (200, 200, 100), "sums": (400.0, 600.0, 900.0), "upper": 10.0}
+_TAU3 = 10 * math.sqrt(math.log(30) / 400)  # levy_tau(10, K̄ = 3, 200)
+_TAU2 = 10 * math.sqrt(math.log(20) / 400)  # levy_tau(10, K = 2, 200)
+for _name, _case in {
+    "baseline": ExactCase(**_A, epsilon=0.5, expect={
+        "m_ub": None, "n_arrays": None, "noiseless": 55 / 7, "sensitivity": 40 / 7}),
+    "arrayavg-wrap": ExactCase(**_A, expect={
+        "m_ub": 2, "n_arrays": 2, "noiseless": 7.5, "sensitivity": 10.0}),
+    "arrayavg-best": ExactCase(**_A, epsilon=2.0, expect={
+        "m_ub": 2, "n_arrays": 3, "noiseless": 20 / 3, "sensitivity": 10 / 3}),
+    "opt-arrayavg": ExactCase(**_A, expect={
+        "m_ub": 4, "n_arrays": 2, "noiseless": 7.5, "sensitivity": 5.0}),
+    "opt-arrayavg-convex": ExactCase(**_A, expect={
+        "m_ub": 2, "n_arrays": 3, "noiseless": 20 / 3, "sensitivity": 10 / 3}),
+    "levy": ExactCase(**_B, m_ub=200, hold=_bin(3), expect={
+        "n_arrays": 3, "clip_lo": 2 * _TAU3, "clip_hi": 5 * _TAU3,
+        "noiseless": (2 + 3 + 5 * _TAU3) / 3, "sensitivity": _TAU3}),
+    "levy-wrap": ExactCase(**_B, epsilon=2.0, m_ub=200, hold=_bin(3), expect={
+        "n_arrays": 2, "noiseless": 2.5, "sensitivity": 3 * _TAU2}),
+    "quantile-fixed": ExactCase(**_A, m_ub=2, hold=_quantiles(8.0, 6.0), expect={
+        "clip_lo": 6.0, "clip_hi": 8.0, "noiseless": 20 / 3, "sensitivity": 2 / 3}),
+    "quantile-fixed-wrap": ExactCase(**_A, epsilon=0.5, m_ub=2, hold=_quantiles(6.0, 8.0),
+        expect={"n_arrays": 2, "noiseless": 7.0, "sensitivity": 2.0}),
+    "quantile-eps": ExactCase(**_A, m_ub=2, hold=_quantiles(4.0, 9.0), expect={
+        "noiseless": 19 / 3, "sensitivity": 5 / 3}),
+    "opt-bounding": ExactCase(**_A, expect={
+        "threshold": 20.0, "noiseless": 45 / 7, "sensitivity": 20 / 7}),
+    "akmv": ExactCase(**_A, hold=_quantiles(12.0), expect={
+        "clip_hi": 12.0, "noiseless": 27 / 7, "sensitivity": 12 / 7}),
+}.items():  # fmt: skip
+    add_cases(_name, exact=[_case])

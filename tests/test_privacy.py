@@ -1,6 +1,10 @@
 """Empirical privacy tests: every mechanism of SPEC section 3 on a tight neighbouring pair.
 
-Each test draws n = 2·10⁵ outputs of the mechanism on D and on D' (one user's values moved from
+The per-mechanism audits (one per registered mechanism) are *cases* supplied here with
+``add_cases`` and run by ``tests/test_mechanism_conformance.py``; this module keeps the pairs, the
+harness checks and the selection-stage tests.
+
+Each audit draws n = 2·10⁵ outputs of the mechanism on D and on D' (one user's values moved from
 0 to U, everything else equal) and runs :func:`tests.privacy_harness.audit`: Clopper–Pearson
 bounds, Bonferroni over tail and bin events, a violation flagged only when the bounds prove
 ``P_D(E) > e^ε P_D'(E)`` for some event (false-alarm probability ≤ α = 10⁻⁶ per audit).
@@ -28,6 +32,7 @@ would go unseen. They are tested stage by stage, each at its own budget:
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -36,18 +41,17 @@ import pytest
 from core.grouping import bestfit, wraparound
 from core.hat import HatData
 from core.mechanisms import (
-    MECHANISMS,
     levy_tau,
     noise,
     private_interval_distribution,
     run_mechanism,
 )
+from tests.mechanism_checks import PrivacyCase, add_cases
 from tests.privacy_harness import audit, clopper_pearson, compare_samples
 
 U = 10.0
 N_SAMPLES = 200_000
 ALPHA = 1e-6
-ORIGINAL_LAPLACE = noise._laplace
 ORIGINAL_EXPONENTIAL = noise._exponential_mechanism
 ORIGINAL_QUANTILE = noise._private_quantile
 
@@ -81,26 +85,6 @@ def _audit(name, d, dp, epsilon, claimed, *, m_ub=None, field="estimates", seed=
         n=N_SAMPLES,
         alpha=ALPHA,
     )
-
-
-def _noise_factor(monkeypatch, factor: float) -> None:
-    """Run the real code path with the Laplace scale multiplied by ``factor``."""
-    monkeypatch.setattr(
-        noise, "_laplace", lambda rng, scale, size: ORIGINAL_LAPLACE(rng, scale * factor, size)
-    )
-
-
-def _one_draw(name, hat, epsilon, m_ub=None):
-    return run_mechanism(name, hat, epsilon, m_ub=m_ub, rng=np.random.default_rng(1), size=1)
-
-
-def _assert_tight(name, d, dp, epsilon, m_ub=None, share=1.0):
-    """The moved user shifts the noiseless value by exactly ``share`` × the charged sensitivity."""
-    a, b = _one_draw(name, d, epsilon, m_ub), _one_draw(name, dp, epsilon, m_ub)
-    shift = abs(b.noiseless[0] - a.noiseless[0])
-    assert shift == pytest.approx(share * a.sensitivity[0], rel=1e-12)
-    assert a.sensitivity[0] == pytest.approx(b.sensitivity[0], rel=1e-12)
-    assert a.sensitivity[0] > 0
 
 
 # ---------------------------------------------------------------------------------------------
@@ -149,8 +133,8 @@ def test_compare_samples_flags_only_provable_violations():
 COUNTS = [4, 3, 2, 2, 1]
 MEANS = [0.0, 5.0, 5.0, 5.0, 5.0]
 
+# name: (epsilon, m_ub, share of the charged sensitivity the pair attains, failing factor)
 WHOLE = {
-    # name: (epsilon, m_ub, share of the charged sensitivity the pair attains, failing factor)
     # baseline: f moves by U m*/N = the sensitivity.
     "baseline": (1.0, None, 1.0, 0.5),
     # arrayavg-best (median m_UB = 2): user 0 fills its BestFit array alone, f_arr moves U/K̄.
@@ -165,26 +149,15 @@ WHOLE = {
     # m (b − a) = 30 = T_ε: the clipped mean moves by T_ε / N, the sensitivity.
     "opt-bounding": (1.0, None, 1.0, 0.5),
 }
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("name", list(WHOLE))
-def test_whole_mechanism_is_private_and_too_little_noise_is_detected(name, monkeypatch):
-    """Pass at ε on a tight pair; the same audit flags the run with the noise scale cut."""
-    epsilon, m_ub, share, factor = WHOLE[name]
-    d, dp = _pair(COUNTS, MEANS, moved=0)
-    _assert_tight(name, d, dp, epsilon, m_ub, share)
-    ok = _audit(name, d, dp, epsilon, epsilon, m_ub=m_ub)
-    assert not ok.violated, str(ok)
-    _noise_factor(monkeypatch, factor)
-    bad = _audit(name, d, dp, epsilon, epsilon, m_ub=m_ub, seed=1)
-    assert bad.violated, str(bad)
-
-
-def test_every_mechanism_has_a_privacy_test():
-    """The tests above and below cover every registered name (a new mechanism needs a pair)."""
-    covered = set(WHOLE) | set(LAPLACE_STAGE)
-    assert covered == set(MECHANISMS)
+# Audited at ε by tests/test_mechanism_conformance.py (the whole mechanism, one stage).
+for _name, (_eps, _m_ub, _share, _factor) in WHOLE.items():
+    add_cases(
+        _name,
+        privacy=PrivacyCase(
+            counts=tuple(COUNTS), means=tuple(MEANS), moved=0, epsilon=_eps, claimed=_eps,
+            m_ub=_m_ub, share=_share, failing_factor=_factor,
+        ),
+    )  # fmt: skip
 
 
 # ---------------------------------------------------------------------------------------------
@@ -225,7 +198,7 @@ def _wrap_interval():
     return float(dist.lo[WR_BIN]), float(dist.hi[WR_BIN])
 
 
-def _hold_interval(monkeypatch, how):
+def _hold(monkeypatch, how):
     if how == "bin":
         monkeypatch.setattr(
             noise,
@@ -247,37 +220,35 @@ def _hold_interval(monkeypatch, how):
         )
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("name", list(LAPLACE_STAGE))
-def test_laplace_stage_is_private_at_half_epsilon_and_halved_noise_is_detected(name, monkeypatch):
-    """The Laplace stage spends ε/2 with sensitivity (b − a)/K̄ (×2 for WrapAround) or T̂/N.
+# The Laplace stage spends ε/2 with sensitivity (b − a)/K̄ (×2 for WrapAround) or T̂/N; audited
+# at ε/2 by tests/test_mechanism_conformance.py with the interval held common:
+# - levy: one PrivateInterval bin, interval [0, U] by data choice (no patching; see below).
+# - quantile-fixed / quantile-eps: private quantiles patched to return [2, 7]; user 0's array
+#   mean, alone in its array, is clipped from 2 to 7: the clipped mean moves (b − a)/K̄.
+# - levy-wrap / quantile-fixed-wrap: the interval held at [2.61, 4.56] (a fixed PrivateInterval
+#   bin, or the same ends for the quantiles); the straddling user moves *both* its arrays from
+#   below a to above b, so the charged 2(b − a)/K is attained.
+# - akmv: T̂ patched to 15 < U m_0 = 40: user 0's min(s, T̂) moves from 0 to T̂.
+_PAIRS = {
+    "bestfit": (BF_COUNTS, BF_MEANS, 0),
+    "wrap": (WR_COUNTS, WR_MEANS, 2),
+    "akmv": (COUNTS, MEANS, 0),
+}
+for _name, (_pair_name, _m_ub, _how) in LAPLACE_STAGE.items():
+    _counts, _means, _moved = _PAIRS[_pair_name]
+    add_cases(
+        _name,
+        privacy=PrivacyCase(
+            counts=tuple(_counts), means=tuple(_means), moved=_moved, epsilon=1.0, claimed=0.5,
+            m_ub=_m_ub, hold=None if _how == "data" else functools.partial(_hold, how=_how),
+        ),
+    )  # fmt: skip
 
-    - levy: one PrivateInterval bin, interval [0, U] by data choice (no patching).
-    - quantile-fixed / quantile-eps: private quantiles patched to return [2, 7]; user 0's array
-      mean, alone in its array, is clipped from 2 to 7: the clipped mean moves (b − a)/K̄.
-    - levy-wrap / quantile-fixed-wrap: the interval held at [2.61, 4.56] (a fixed PrivateInterval
-      bin, or the same ends for the quantiles); the straddling user moves *both* its arrays from
-      below a to above b, so the charged 2(b − a)/K is attained.
-    - akmv: T̂ patched to 15 < U m_0 = 40: user 0's min(s, T̂) moves from 0 to T̂.
-    """
-    pair, m_ub, how = LAPLACE_STAGE[name]
-    epsilon = 1.0
-    if pair == "bestfit":
-        d, dp = _pair(BF_COUNTS, BF_MEANS, moved=0)
-    elif pair == "wrap":
-        d, dp = _pair(WR_COUNTS, WR_MEANS, moved=2)
-    else:
-        d, dp = _pair(COUNTS, MEANS, moved=0)
-    _hold_interval(monkeypatch, how)
-    if name == "levy":
-        tau = levy_tau(U, bestfit(d, 2).n_arrays, 2)
-        assert tau >= U  # one bin: the interval is [0, U] for D and D'
-    _assert_tight(name, d, dp, epsilon, m_ub)
-    ok = _audit(name, d, dp, epsilon, epsilon / 2, m_ub=m_ub)
-    assert not ok.violated, str(ok)
-    _noise_factor(monkeypatch, 0.5)
-    bad = _audit(name, d, dp, epsilon, epsilon / 2, m_ub=m_ub, seed=1)
-    assert bad.violated, str(bad)
+
+def test_levy_pair_has_one_bin():
+    """The levy case holds its interval by data: τ ≥ U gives one bin, [0, U] for D and D'."""
+    d, _ = _pair(BF_COUNTS, BF_MEANS, moved=0)
+    assert levy_tau(U, bestfit(d, 2).n_arrays, 2) >= U
 
 
 @pytest.mark.slow

@@ -36,7 +36,7 @@ for _mechanism in (
             "Records laid end to end and cut into full arrays of m_UB; the mean of the array "
             "means plus Laplace noise charged 2U/K (a bus can straddle two arrays)."
         ),
-        reference=f"{_S0}-C", spec="SPEC §2, §3 row arrayavg-wrap", grouping="wraparound",
+        reference=f"{_S0}-C", spec="SPEC §2, §3", grouping="wraparound",
         m_ub_rule="median", colour="#56B4E9", run=arrayavg("wraparound", "arrayavg-wrap"),
     ),
     Mechanism(
@@ -45,7 +45,7 @@ for _mechanism in (
             "Each bus whole in one array (BestFit), so one bus moves one array mean: the mean of "
             "the array means plus Laplace noise U/(K̄ε)."
         ),
-        reference=f"{_S0}-C", spec="SPEC §2, §3 row arrayavg-best", grouping="bestfit",
+        reference=f"{_S0}-C", spec="SPEC §2, §3", grouping="bestfit",
         m_ub_rule="median", colour="#0072B2", run=arrayavg("bestfit", "arrayavg-best"),
     ),
     Mechanism(
@@ -54,7 +54,7 @@ for _mechanism in (
             "Array-Averaging (BestFit) at m^(ε), the m_UB minimising the worst-case error; "
             "chosen from the public counts, so it spends no privacy."
         ),
-        reference="seed 003 (m_UB^(O,1) = m^(ε))", spec="SPEC §3 row opt-arrayavg, §4",
+        reference="seed 003 (m_UB^(O,1) = m^(ε))", spec="SPEC §3, §4",
         grouping="bestfit", m_ub_rule="opt", colour="#009E73",
         run=arrayavg("bestfit", "opt-arrayavg"),
     ),
@@ -62,7 +62,7 @@ for _mechanism in (
         name="opt-arrayavg-convex", title="OPT-Array-Averaging (convex proxy)",
         family="Array-Averaging",
         description="Array-Averaging (BestFit) at m^(O,2), the minimiser of a convex proxy of E(m).",
-        reference="seed 003, eq. (5)", spec="SPEC §3 row opt-arrayavg-convex, §4",
+        reference="seed 003, eq. (5)", spec="SPEC §3, §4",
         grouping="bestfit", m_ub_rule="convex", colour="#44AA99",
         run=arrayavg("bestfit", "opt-arrayavg-convex"),
     ),

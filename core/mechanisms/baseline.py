@@ -26,7 +26,7 @@ register(
             "but the busiest bus sets the noise."
         ),
         reference="seed 000 section III-B",
-        spec="SPEC §3, row baseline",
+        spec="SPEC §3",
         grouping=None,
         m_ub_rule=None,
         colour="#000000",

@@ -78,7 +78,7 @@ register(
             "Each bus's mean clipped into its own interval chosen from the public counts (T_ε, "
             "the ⌈2/ε⌉-th largest U m_ℓ), plus Laplace noise T_ε/(Nε); no budget split."
         ),
-        reference="seed 004, Theorem III.1", spec="SPEC §3 row opt-bounding", grouping=None,
+        reference="seed 004, Theorem III.1", spec="SPEC §3", grouping=None,
         m_ub_rule=None, colour="#882255", run=_opt_bounding,
     )
 )  # fmt: skip
@@ -89,7 +89,7 @@ register(
             "Each bus's sum capped at a private estimate T̂ of the ⌈2/ε⌉-th largest sum (ε/2), "
             "plus Laplace noise 2T̂/(Nε) (ε/2)."
         ),
-        reference="Amin et al. 2019, adapted (SPEC section 3)", spec="SPEC §3 row akmv",
+        reference="Amin et al. 2019, adapted", spec="SPEC §3 (private quantile)",
         grouping=None, m_ub_rule=None, colour="#999933", run=_akmv, laplace_share=0.5,
     )
 )  # fmt: skip

@@ -201,7 +201,7 @@ for _mechanism in (
             "Levy on WrapAround arrays, with K in place of K̄ and every stage's sensitivity "
             "doubled (the papers' Figure 1 comparison)."
         ),
-        reference=f"{_S0}-D, Figure 1", spec="SPEC §3 row levy-wrap", grouping="wraparound",
+        reference=f"{_S0}-D, Figure 1", spec="SPEC §2, §3", grouping="wraparound",
         m_ub_rule="levy", colour="#88CCEE", run=_levy("wraparound", "levy-wrap"),
         laplace_share=0.5,
     ),
@@ -212,7 +212,7 @@ for _mechanism in (
             "FixedQuantile on WrapAround arrays, with K in place of K̄ and every stage's "
             "sensitivity doubled (the papers' Figure 1 comparison)."
         ),
-        reference=f"{_S0}-E1, Figure 1", spec="SPEC §3 row quantile-fixed-wrap",
+        reference=f"{_S0}-E1, Figure 1", spec="SPEC §2, §3",
         grouping="wraparound", m_ub_rule="levy", colour="#DDCC77",
         run=_quantile("wraparound", "quantile-fixed-wrap", eps_dependent=False),
         laplace_share=0.5,
@@ -220,13 +220,13 @@ for _mechanism in (
     Mechanism(
         name="levy", title="Levy (BestFit)", family="Levy and quantile",
         description=f"[a, b] from PrivateInterval (ε/2, γ = 0.2), {_INTERVAL}.",
-        reference=f"{_S0}-D", spec="SPEC §3 row levy, PrivateInterval", grouping="bestfit",
+        reference=f"{_S0}-D", spec="SPEC §3 (PrivateInterval)", grouping="bestfit",
         m_ub_rule="levy", colour="#CC79A7", run=_levy("bestfit", "levy"), laplace_share=0.5,
     ),
     Mechanism(
         name="quantile-fixed", title="FixedQuantile (BestFit)", family="Levy and quantile",
         description=f"[a, b] = private 0.1- and 0.9-quantiles of the array means (ε/4 each), {_INTERVAL}.",
-        reference=f"{_S0}-E1", spec="SPEC §3 row quantile-fixed, Private quantile",
+        reference=f"{_S0}-E1", spec="SPEC §3 (private quantile)",
         grouping="bestfit", m_ub_rule="levy", colour="#E69F00",
         run=_quantile("bestfit", "quantile-fixed", eps_dependent=False), laplace_share=0.5,
     ),
@@ -236,7 +236,7 @@ for _mechanism in (
             f"[a, b] = private quantiles at levels t/K̄ and 1 − t/K̄, t = ⌈2/ε⌉ (ε/4 each), "
             f"{_INTERVAL}."
         ),
-        reference=f"{_S0}-E2", spec="SPEC §3 row quantile-eps, Private quantile",
+        reference=f"{_S0}-E2", spec="SPEC §3 (private quantile)",
         grouping="bestfit", m_ub_rule="levy", colour="#D55E00",
         run=_quantile("bestfit", "quantile-eps", eps_dependent=True), laplace_share=0.5,
     ),

@@ -177,6 +177,9 @@ class Rule:
     fn : callable
         ``fn(counts, upper, epsilon, noise_measure) -> int``: the rule's m_UB from the public
         counts (never a value), an integer in [m_*, m*].
+    counts_only : bool
+        True when ``fn`` reads the counts only (not U, ε or the noise measure), so the m_UB is
+        the same at every ε (``core.plan`` relies on it).
     """
 
     name: str
@@ -185,6 +188,7 @@ class Rule:
     colour: str
     help: str
     fn: RuleFn = field(repr=False)
+    counts_only: bool = False
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not _NAME.match(self.name):
@@ -208,16 +212,16 @@ RULES: dict[str, Rule] = {
     for r in (
         Rule(name="median", label="median", symbol=r"\mathrm{median}(m_\ell)", colour="#7F7F7F",
              help="the median count: the ⌈L/2⌉-th largest m_ℓ",
-             fn=lambda c, u, e, nm: worstcase.median_count(c)),
+             fn=lambda c, u, e, nm: worstcase.median_count(c), counts_only=True),
         Rule(name="levy", label="m^(L)", symbol=r"m_{UB}^{(L)}", colour="#9467BD",
              help="Levy's choice: argmax_m Σ_ℓ min(m_ℓ, m)/√m",
-             fn=lambda c, u, e, nm: worstcase.m_levy(c)),
+             fn=lambda c, u, e, nm: worstcase.m_levy(c), counts_only=True),
         Rule(name="opt", label="m^(ε)", symbol=r"m^{(\varepsilon)}", colour="#2CA02C",
              help="the minimiser of the worst-case error E(m) at this ε (SPEC §4)",
              fn=lambda c, u, e, nm: worstcase.m_opt(c, u, e, noise_measure=nm)),
         Rule(name="convex", label="m^(O,2)", symbol=r"m_{UB}^{(O,2)}", colour="#8C564B",
              help="the convex proxy: minimiser of 1 − S(m)/N + max(m, N/L)/m*",
-             fn=lambda c, u, e, nm: worstcase.m_convex(c)),
+             fn=lambda c, u, e, nm: worstcase.m_convex(c), counts_only=True),
     )
 }  # fmt: skip
 

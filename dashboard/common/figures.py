@@ -7,16 +7,30 @@ incremental ``update_layout``/``add_vline`` cost ~30 ms each, which would break 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Mapping, Sequence
 
 import plotly.graph_objects as go
 
-MARK_COLORS = {
-    "median": "#7f7f7f",
-    "m^(L)": "#9467bd",
-    "m^(ε)": "#2ca02c",
-    "m^(O,2)": "#8c564b",
-}
+from core.mechanisms import RULES
+
+
+class _RuleColours(Mapping[str, str]):
+    """Rule label (``"m^(L)"``) → its colour, read from ``core.mechanisms.RULES`` at each use."""
+
+    def __getitem__(self, label: str) -> str:
+        for rule in RULES.values():
+            if label == rule.label:
+                return rule.colour
+        raise KeyError(label)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter([rule.label for rule in RULES.values()])
+
+    def __len__(self) -> int:
+        return len(RULES)
+
+
+MARK_COLORS: Mapping[str, str] = _RuleColours()
 M_UB_COLOR = "#d62728"
 EPSILON_COLOR = "#d62728"
 # Log axes: plotly abbreviates minor log labels (0.05 prints as "5"), so ε axes get explicit
@@ -103,5 +117,39 @@ def legend_bar(entries: Sequence, *, title: str) -> go.Figure:
             showlegend=False,
             xaxis=dict(visible=False),
             yaxis=dict(visible=False),
+        ),
+    )
+
+
+def mechanism_legend(names: Sequence[str], *, title: str = "Mechanism colours") -> go.Figure:
+    """Each mechanism's fixed colour, as a column of labelled boxes (one bar trace per name, in
+    the order given: the registry's for the Learn page)."""
+    from dashboard.common.colours import mechanism_colour
+
+    data = [
+        go.Bar(
+            x=[1],
+            y=[name],
+            orientation="h",
+            name=name,
+            marker_color=mechanism_colour(name),
+            text=[name],
+            textposition="inside",
+            insidetextanchor="start",
+            textfont=dict(color="#FFFFFF"),
+            hovertemplate=f"{name}<extra></extra>",
+        )
+        for name in names
+    ]
+    return go.Figure(
+        data=data,
+        layout=dict(
+            title=dict(text=title, x=0, font=dict(size=13)),
+            height=60 + 24 * len(names),
+            margin=dict(l=0, r=0, t=30, b=0),
+            showlegend=False,
+            bargap=0.15,
+            xaxis=dict(visible=False),
+            yaxis=dict(visible=False, autorange="reversed"),
         ),
     )

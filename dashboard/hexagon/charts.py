@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from dashboard.common.colours import mechanism_colour
+from dashboard.common.colours import mechanism_colour, rule_colour
 from dashboard.common.figures import (
     EPSILON_COLOR,
     M_UB_COLOR,
@@ -31,7 +31,6 @@ from dashboard.common.units import Units
 EPSILON_TICKS = (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10)
 E1_COLOR, E2_COLOR = "#E69F00", "#56B4E9"
 DEFAULT_UNITS = Units()
-OPT_COLOR = "#2CA02C"  # the m^(ε) rule's colour in the registry (core.mechanisms.RULES)
 
 
 def eps_axis(title: str = "privacy loss ε") -> dict:
@@ -266,7 +265,7 @@ def error_curve(
             y=[float(at_opt.iloc[0]) if len(at_opt) else np.nan],
             mode="markers",
             name=f"lowest E: m^(ε) = {m_opt}",
-            marker=dict(color=OPT_COLOR, size=12, symbol="star"),
+            marker=dict(color=rule_colour("opt"), size=12, symbol="star"),
         ),
     ]
     if bestfit_bias is not None:
@@ -327,14 +326,14 @@ def staircase_chart(
             y=ys,
             mode="lines",
             name="best records kept m^(ε)",
-            line=dict(color=OPT_COLOR, width=3, shape="hv"),
+            line=dict(color=rule_colour("opt"), width=3, shape="hv"),
         ),
         go.Scatter(
             x=bx,
             y=by,
             mode="markers",
             name="breakpoints",
-            marker=dict(color=OPT_COLOR, size=8),
+            marker=dict(color=rule_colour("opt"), size=8),
             hovertemplate="from ε = %{x:.4g}: m = %{y}<extra></extra>",
         ),
         go.Scatter(

@@ -10,7 +10,10 @@ from pathlib import Path
 
 import streamlit as st
 
-from dashboard.common import state, units
+from core.mechanisms import MECHANISMS
+from core.mechanisms import docs as mechanism_docs
+from dashboard.common import state, ui, units
+from dashboard.common.figures import mechanism_legend
 from dashboard.lessons import learn_text as text
 
 state.init()  # keep the other pages' settings while this page is shown
@@ -189,6 +192,11 @@ st.markdown(
     r"estimates one common threshold privately, spending half of $\varepsilon$ on it."
 )
 
+
+# Generated from the registry (core.mechanisms.MECHANISMS): a new mechanism appears here by itself.
+st.header("Mechanisms", anchor="mechanisms")
+st.markdown(mechanism_docs.markdown_sections())
+ui.chart(mechanism_legend(list(MECHANISMS)), key="mechanism_colours")
 
 st.header("Monte-Carlo error and simulated releases", anchor="monte-carlo")
 st.markdown(
