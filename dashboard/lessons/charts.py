@@ -80,7 +80,7 @@ def distributions_chart(lr: LogRatio, units: Units) -> go.Figure:
     """
     colour = mechanism_colour(lr.mechanism)
     shape = "linear" if lr.exact else "hvh"
-    how = "exact density" if lr.exact else f"histogram of {lr.n_runs:,} simulated runs each"
+    how = "exact" if lr.exact else "simulated"
     data = [
         go.Scatter(x=lr.x, y=lr.density, mode="lines", line=dict(color=colour, width=3,
                    shape=shape), name="output on D"),
@@ -97,7 +97,7 @@ def distributions_chart(lr: LogRatio, units: Units) -> go.Figure:
                  label_at(lr.noiseless_changed, "before noise (D′)", 0.9, "left")]  # fmt: skip
     return figure(
         data,
-        f"Where {lr.mechanism}'s releases land at ε = {lr.epsilon:g} ({how})",
+        f"Where {lr.mechanism}'s releases land (ε = {lr.epsilon:g}, {how})",
         xaxis=dict(title=f"released value ({units.value})"),
         yaxis=dict(title="density"),
         shapes=shapes,
@@ -143,7 +143,7 @@ def log_ratio_chart(lr: LogRatio, units: Units) -> go.Figure:
     ]  # fmt: skip
     return figure(
         data,
-        "How much one release tells D and D′ apart: log-ratio of the two densities",
+        "Log-ratio of the two densities, against ±ε",
         xaxis=dict(title=f"released value ({units.value})"),
         yaxis=dict(title="log p_D(x) − log p_D′(x)", range=[-top, top]),
         shapes=shapes,
@@ -174,8 +174,8 @@ def record_user_chart(noise: NoiseNeeded, units: Units) -> go.Figure:
     high = math.ceil(math.log10(max(widths))) + 0.8
     return figure(
         data,
-        f"The same release (the mean) at ε = {noise.epsilon:g}: noise needed "
-        f"(90 % within ±…), {noise.noise_ratio:.0f}× more for a {units.user}",
+        f"Noise the mean needs at ε = {noise.epsilon:g}: {noise.noise_ratio:.0f}× more for a "
+        f"{units.user}",
         xaxis={**log_axis(f"noise half-width ({units.value}, log scale)"), "range": [low, high]},
         yaxis=dict(title=""),
         height=260,

@@ -7,6 +7,7 @@ page stays thin and the texts can be tested without Streamlit. Papers are cited 
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from dashboard.common.units import Units
@@ -42,7 +43,7 @@ PAPERS: tuple[Paper, ...] = (
         ref="[2]",
         authors="V. Arvind Rameshwar, Anshoo Tandon and colleagues",
         title="Mean Estimation with User-Level Privacy on Multi-Dimensional IoT Datasets",
-        venue="paper",
+        venue="",
         gives="many grids at once, composition (a user's loss is ε times the number of grids it "
         "is in), and the algorithms with their formulas (PrivateInterval)",
     ),
@@ -66,7 +67,7 @@ PAPERS: tuple[Paper, ...] = (
         ref="[5]",
         authors="V. Arvind Rameshwar, Anshoo Tandon",
         title="Bounding User Contributions for User-Level Differentially Private Mean Estimation",
-        venue="paper",
+        venue="",
         gives="the worst-case-optimal clipping of each user's mean (opt-bounding, T_ε) and its "
         "comparison with the AKMV strategy",
     ),
@@ -93,6 +94,24 @@ PAPERS: tuple[Paper, ...] = (
         gives="the private quantile used by the quantile mechanisms and AKMV",
     ),
 )
+
+
+_FILE_REFS = {"000": "[1]", "001": "[2]", "002": "[3]", "003": "[4]", "004": "[5]"}
+
+
+def cite(markdown: str) -> str:
+    """Developer references made readable: "seed 003, eq. (5)" → "[4], eq. (5)", "Amin et al.
+    2019" → "[6]", and "SPEC §…" notes (the project's internal specification) dropped.
+
+    >>> cite("seed 000 section III-B; SPEC §3.*")
+    '[1] section III-B.*'
+    >>> cite("Amin et al. 2019, adapted; SPEC §3 (private quantile).")
+    '[6], adapted.'
+    """
+    out = re.sub(r"seeds? (00\d)", lambda m: _FILE_REFS.get(m.group(1), m.group(0)), markdown)
+    out = re.sub(r"Amin et al\.? \(?2019\)?", "[6]", out)
+    out = re.sub(r";?\s*\(?SPEC\s*§[^.;*)]*(\([^)]*\))?\)?", "", out)
+    return out
 
 
 def papers_markdown() -> str:
@@ -166,7 +185,7 @@ def glossary(u: Units) -> tuple[Term, ...]:
         Term(plain="sensitivity", symbol=r"$\Delta$",
              formula=f"most one {u.user} can move the release", where="[Lesson](lesson)"),
         Term(plain="noise scale", symbol="$b$",
-             formula=r"$\mathrm{Lap}(b)$, $b = \Delta/\varepsilon$; $E|\text{noise}| = b$",
+             formula=r"$\mathrm{Lap}(b)$, $b = \Delta/\varepsilon$; mean size $E\lvert\text{noise}\rvert = b$",
              where="[Lesson](lesson)"),
         Term(plain=f"records kept per {u.user}", symbol="$m_{UB}$",
              formula=r"$\Gamma_\ell = \min(m_\ell, m_{UB})$", where=one + " (m_UB slider)"),

@@ -130,7 +130,7 @@ with ui.errors_shown():  # a HexplorerError becomes a message, not a traceback
     cols[1].metric(
         "By users ε·max G_ℓ",
         f"{loss.by_users:,.2f}",
-        help="Each grid's mechanism reads only its own records (seed 001, Theorem II.3).",
+        help="Each grid's mechanism reads only its own records (Learn, paper [2], Theorem II.3).",
     )
     cols[2].metric(
         "After CHOP-USER K·ε",

@@ -47,7 +47,7 @@ st.markdown(
         r"""
 A **HAT** is one H3 hexagon in one timeslot. In a HAT, «user» $\ell$ has $m_\ell$ records with sum
 $s_\ell$ and mean $\bar x_\ell = s_\ell / m_\ell$; there are $L$ «users» and $N = \sum_\ell m_\ell$
-records, and the **true mean** to release is $f = \sum_\ell s_\ell / N$. «users» are sorted so that
+records, and the **true mean** to release is $f = \sum_\ell s_\ell / N$. The «users» are sorted so that
 $m_1 \ge m_2 \ge \dots \ge m_L$; $m^* = m_1$, $m_* = m_L$.
 
 As in the papers, **$L$ and the counts $\{m_\ell\}$ are treated as public**: only the speeds are
@@ -195,7 +195,7 @@ st.markdown(
 
 # Generated from the registry (core.mechanisms.MECHANISMS): a new mechanism appears here by itself.
 st.header("Mechanisms", anchor="mechanisms")
-st.markdown(mechanism_docs.markdown_sections())
+st.markdown(text.cite(mechanism_docs.markdown_sections()))  # papers cited as [n]
 ui.chart(mechanism_legend(list(MECHANISMS)), key="mechanism_colours")
 
 st.header("Monte-Carlo error and simulated releases", anchor="monte-carlo")

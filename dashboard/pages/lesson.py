@@ -12,12 +12,13 @@ import streamlit as st
 
 from core import lessons as core_lessons
 from core.mechanisms import MECHANISMS
-from dashboard.common import compute, state, ui, units
+from dashboard.common import compute, downloads, state, ui, units
 from dashboard.common.selection import current_hat
 from dashboard.common.sidebar import require_data
 from dashboard.lessons import charts
 from dashboard.lessons import compute as lesson_compute
 from dashboard.lessons import state as ls
+from dashboard.report.panel import page_report_button
 
 MAX_USERS = 300
 
@@ -155,7 +156,7 @@ with ui.errors_shown():
         st.markdown(f"**Protecting one {u.user}** (user-level DP): the busiest {u.user}'s m* = {h.m_max:,} records move it by up to U·m*/N = {rv.sensitivity_user:.4g} {u.value}: b = {rv.scale_user:.4g}, {rv.noise_ratio:.0f}× more.")  # fmt: skip
         st.metric(f"{u.user}-level noise: 90 % within ±", f"{rv.half_width_user:.4g} {u.value}")
     ui.chart(charts.record_user_chart(rv, u), key="lesson_record_user")
-    st.markdown(
+    record_text = (
         f"With record-level noise, {u.user} {user} ({count:,} records) would not be protected "
         f"at ε = {epsilon:g}: changing its values moves the mean by {rv.user_shift:.4g}, a "
         f"privacy loss of **{rv.loss_record_noise:.3g}** (odds changing by up to "
@@ -163,4 +164,33 @@ with ui.errors_shown():
         f"user-level noise. Clipping each {u.user} to m_UB records (the mechanisms of One "
         "hexagon) is how the papers bring the user-level noise back down, at the price of bias."
     )
+    st.markdown(record_text)
     ui.learn_link("Learn: user-level privacy, clipping and the two error models")
+    verdict_text = (
+        f"{MECHANISMS[mechanism].title} at ε = {epsilon:g}: the largest |log-ratio| between the "
+        f"outputs on D and D′ is {lr.max_abs:.4f} ("
+        + ("exact" if lr.exact else f"simulated, {lr.n_runs:,} runs on each")
+        + f"); the promise is at most ε = {epsilon:g}."
+    )
+    prov = downloads.provenance(spec, u, hat=hat_label, mechanism=mechanism, epsilon=epsilon)
+    page_report_button(
+        f"Lesson: neighbouring datasets — {hat_label}",
+        {
+            "hexagon-hour": hat_label,
+            f"the {u.user} that differs": f"{user} ({count:,} records, mean {old_mean:.2f})",
+            f"its value in D′ ({u.value})": f"{value:g}",
+            "mechanism": MECHANISMS[mechanism].title,
+            "ε": f"{epsilon:g}",
+            "noise": "halved (what a bug would leak)" if factor != 1.0 else "as the mechanism adds",
+        },
+        [verdict_text, record_text],
+        {"data": spec.source.name, f"{u.users}": f"{h.n_users:,}", "records": f"{h.n_records:,}"},
+        file_name=downloads.file_name("lesson", prov, ext="html"),
+        key="lesson_report",
+        captions={
+            "lesson_dataset": "D and its neighbour D′",
+            "lesson_distributions": "The two output distributions",
+            "lesson_log_ratio": "Their log-ratio against ±ε",
+            "lesson_record_user": "Noise for one record vs one user",
+        },
+    )

@@ -125,6 +125,8 @@ def test_lesson_page_shows_core_numbers_for_the_linked_view(demo, mechanism):
     rv = lessons.record_vs_user(nb, 0.5)
     assert metrics["record-level noise: 90 % within ±"] == f"{rv.half_width_record:.4g} km/h"
     assert at.session_state[url.LESSON_USER] == user
+    labels = [b.proto.label for b in at.get("download_button")]
+    assert "Download a report of this view (HTML, opens offline)" in labels
 
 
 def test_lesson_half_noise_switch_leaves_the_band(demo):
@@ -135,3 +137,40 @@ def test_lesson_half_noise_switch_leaves_the_band(demo):
     after = float({m.label: m.value for m in at.metric}["largest |log-ratio|"])
     assert after == pytest.approx(2 * before, rel=1e-3) and after > 1.0
     assert any("outside" in m.value for m in at.markdown)
+
+
+def test_learn_page_cites_papers_and_keeps_spec_and_file_names_out():
+    at = _open({}, "dashboard/pages/learn.py")
+    text = "\n".join(m.value for m in at.markdown)
+    assert "Mean Estimation with User-Level Privacy for Spatio-Temporal IoT Datasets" in text
+    assert "Two different questions" in text and "post-processing" in text
+    assert not re.search(r"SPEC|seed 00\d|seeds 00\d", text)
+    headers = [h.value for h in at.header]
+    for wanted in ("Two error models: worst case vs this dataset", "Glossary", "The papers"):
+        assert wanted in headers
+
+
+def test_a_link_to_an_upload_restores_its_view_once_the_same_file_is_loaded():
+    """The link holds the file's digest; loading that file (as the uploader does, through
+    state.APPLIED) brings back the link's hexagon-hour and settings."""
+    from core.data import ColumnMap
+    from core.data import hat_table as table_of
+    from core.data import prepare as prepare_raw
+    from dashboard.common.compute import DataSpec, Source
+
+    raw = load_demo().head(4_000)
+    payload = raw.to_csv(index=False).encode("utf-8")
+    source = Source.upload("small.csv", payload)
+    second = str(table_of(prepare_raw(raw).summaries)["hat"].iloc[1])
+    link = {"source": "upload", "file": source.digest[:16], "name": "small.csv", "hat": second,
+            "eps": "2"}  # fmt: skip
+    at = _open(link, ONE)
+    assert any("small.csv" in i.value for i in at.info)  # asks for the file
+    spec = DataSpec(source=source, columns=ColumnMap().as_tuple())
+    at.session_state[state.APPLIED] = spec.to_state()  # what the sidebar stores after an upload
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert not any("small.csv" in i.value for i in at.info)
+    assert at.session_state[state.HAT] == second and at.session_state[state.EPSILON] == 2.0
+    link_now = at.sidebar.code[0].value
+    assert f"file={source.digest[:16]}" in link_now and "name=small.csv" in link_now
