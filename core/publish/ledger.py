@@ -464,6 +464,21 @@ class Ledger:
                     ).fetchall()
         return np.asarray([r[0] for r in rows], dtype=np.float64)
 
+    def user_totals(self, namespace: str, user_ids: Sequence) -> np.ndarray:
+        """Cumulative ε of each of ``user_ids`` in ``namespace`` (0 for a user never charged);
+        reads only (a missing ledger gives zeros)."""
+        with self._connect(create=False) as con:
+            if con is None:
+                return np.zeros(len(user_ids))
+            with self._guard():
+                hashes = _hashes(str(self._setting(con, "salt")), namespace, user_ids)
+                known = dict(
+                    con.execute(
+                        "SELECT hash, epsilon FROM users WHERE namespace = ?", (namespace,)
+                    ).fetchall()
+                )
+        return np.asarray([known.get(h, 0.0) for h in hashes], dtype=np.float64)
+
     def check(self) -> None:
         """SQLite's integrity check, and every user's total equal to the sum of its charges.
 
