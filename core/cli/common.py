@@ -139,16 +139,47 @@ def add_output_options(
     )
 
 
-def output_path(path: str, *, force: bool, suffixes: Sequence[str]) -> Path:
+def output_path(path: str, *, force: bool, suffixes: Sequence[str], flag: str = "--output") -> Path:
     """Check an ``--output`` path before any work: known suffix, existing folder, not a folder,
     and no existing file unless ``force``. Raises :class:`HexplorerError` (one line)."""
     target = Path(path)
     if not any(path.lower().endswith(s) for s in suffixes):
-        raise HexplorerError(f"--output must end in {' or '.join(suffixes)}. Got {path!r} instead.")
+        raise HexplorerError(f"{flag} must end in {' or '.join(suffixes)}. Got {path!r} instead.")
     if target.is_dir():
-        raise HexplorerError(f"--output {path!r} is a folder; name a file.")
+        raise HexplorerError(f"{flag} {path!r} is a folder; name a file.")
     if not target.parent.is_dir():
-        raise HexplorerError(f"--output folder {str(target.parent)!r} does not exist.")
+        raise HexplorerError(f"{flag} folder {str(target.parent)!r} does not exist.")
     if target.exists() and not force:
-        raise HexplorerError(f"--output {path!r} exists; pass --force to overwrite it.")
+        raise HexplorerError(f"{flag} {path!r} exists; pass --force to overwrite it.")
     return target
+
+
+def add_ledger_options(parser: argparse.ArgumentParser) -> None:
+    """``--ledger``, ``--budget`` and ``--namespace`` of the publishing subcommands."""
+    parser.add_argument(
+        "--ledger",
+        metavar="FILE",
+        help="ledger of published releases [$HEXPLORER_LEDGER or ~/.hexplorer/ledger.sqlite]",
+    )
+    parser.add_argument(
+        "--budget",
+        type=float,
+        metavar="EPS",
+        help="set the ledger's per-user budget (kept in the ledger): a release that would take "
+        "any user's cumulative epsilon past it is refused",
+    )
+    parser.add_argument(
+        "--namespace",
+        metavar="NAME",
+        help="users' namespace in the ledger: the same user id in one namespace is one person "
+        "[default]",
+    )
+
+
+def ledger_report(summary) -> dict:
+    """What a published release reports about the ledger after it (``core.publish.Summary``)."""
+    return {
+        "max_user_epsilon": summary.max_user_epsilon,
+        "budget": summary.budget,
+        "users_near_budget": summary.users_near_budget,
+    }

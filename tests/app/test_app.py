@@ -25,6 +25,7 @@ PAGES = {
     "one": "dashboard/pages/one_hexagon.py",
     "learn": "dashboard/pages/learn.py",
     "city": "dashboard/pages/city.py",
+    "publish": "dashboard/pages/publish.py",
 }
 TIMEOUT = 120
 
@@ -80,6 +81,7 @@ def test_every_page_loads_without_exception_or_error(page):
             "one": "One hexagon",
             "learn": "Learn",
             "city": "Whole city",
+            "publish": "Publish",
         }[page]
     )
 
