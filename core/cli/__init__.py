@@ -15,6 +15,7 @@ Examples
     hexplorer compose --epsilon 1 --slot-filter 2024-03-05T08:00 --json
     hexplorer compose --epsilon 1 --publish --budget 5 --output city.geojson --json
     hexplorer ledger --json
+    hexplorer plan --target-error 2 --json
 """
 
 from __future__ import annotations
@@ -29,10 +30,10 @@ from typing import Any
 
 import numpy as np
 
-from core.cli import common, compose, evaluate, hats, ledger, release, simulate, worstcase
+from core.cli import common, compose, evaluate, hats, ledger, plan, release, simulate, worstcase
 from core.errors import HexplorerError
 
-COMMANDS = (hats, release, evaluate, simulate, worstcase, compose, ledger)
+COMMANDS = (hats, release, evaluate, simulate, worstcase, compose, ledger, plan)
 """One module per subcommand, each with ``register(sub, data, names)`` and ``run(args)``:
 adding a subcommand is one new module and one entry here."""
 
