@@ -300,8 +300,7 @@ def test_city_plan_lists_unreachable_hats_and_the_privacy_loss(city):
     # listed as unreachable, and a coverage above their complement cannot be met
     p = plan.city_plan(table, 8.0, coverage=1.0, mechanism="arrayavg-best")
     floors = [
-        wc.clipping_error(c, U, wc.median_count(c))
-        for c in np.split(city.m, city.starts[1:-1])
+        wc.clipping_error(c, U, wc.median_count(c)) for c in np.split(city.m, city.starts[1:-1])
     ]
     assert set(p.unreachable) == {h for h, f in zip(city.hats, floors, strict=True) if f >= 8.0}
     assert p.unreachable and p.status == "unreachable" and p.epsilon is None

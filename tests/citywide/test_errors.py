@@ -81,7 +81,9 @@ def assert_equal_to_single_hat(grids: GridSet, table, epsilons, noise_measure: s
         for mechanism in ANALYTIC_MECHANISMS:
             got = errors.errors_at(table, eps, mechanism)
             want = [
-                oracle(grids.m[grids.starts[h] : grids.starts[h + 1]], eps, mechanism, noise_measure)
+                oracle(
+                    grids.m[grids.starts[h] : grids.starts[h + 1]], eps, mechanism, noise_measure
+                )
                 for h in range(grids.n_grids)
             ]
             np.testing.assert_array_equal(got.m_ub, [w[0] for w in want], err_msg=mechanism)
