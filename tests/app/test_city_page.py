@@ -133,7 +133,7 @@ def test_default_load_matches_core(summaries):
     assert [r["cell"] for r in true_layer["data"]] == oracle["cell"].tolist()
     _close([r["true"] for r in true_layer["data"]], oracle["true_mean"])
     _close([r["noisy"] for r in noisy_layer["data"]], oracle["noisy_mean"])
-    assert len(at.get("plotly_chart")) == 4  # legend, G_ℓ, losses, per-grid errors
+    assert len(at.get("plotly_chart")) == 5  # legend, G_ℓ, losses, coverage, per-grid errors
     labels = {b.label for b in at.get("download_button")}
     assert {"Download city_privacy_loss.csv"} <= labels
     assert f"Download city_suppressed_{slot.replace(':', '')}.csv" in labels
