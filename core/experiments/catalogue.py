@@ -167,7 +167,6 @@ class Outcome:
         }
 
 
-_MC = "Monte-Carlo MAE over the runs, m_UB = m_UB^(L) for every array mechanism"
 _SCALING = (
     "Synthetic data of the papers' section on scaling: the ITMS-like counts (standing in for "
     "the real, non-public ones) scaled by λ = 10, {how}; fresh i.i.d. projected-Gaussian speeds "

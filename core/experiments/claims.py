@@ -156,7 +156,8 @@ def staircase_nondecreasing(data: pd.DataFrame) -> Check:
 
 def minimiser_is_a_count(data: pd.DataFrame) -> Check:
     """At each ε, the smallest minimiser of E(m) over every integer m of [m_*, m*] is one of
-    the users' counts (seed 000, Lemma V.2) and equals core.worstcase.m_opt."""
+    the users' counts ("Mean Estimation with User-Level Privacy for Spatio-Temporal IoT
+    Datasets", Lemma V.2) and equals core.worstcase.m_opt."""
     from core import worstcase as wc
     from core.experiments.itms import itms_like_counts
 

@@ -2,8 +2,9 @@
 
 Every function takes ``runs`` (Monte-Carlo runs per point; ignored by the analytic ones),
 ``seed`` (the one source of randomness, ``np.random.default_rng(seed)``: data first, then the
-mechanisms) and ``fresh`` (seed 004's protocol: a new dataset on every run, instead of one
-fixed dataset) and returns a DataFrame with :data:`COLUMNS`: one row per plotted point, ``panel``
+mechanisms) and ``fresh`` (the protocol of "Bounding User Contributions for User-Level
+Differentially Private Mean Estimation": a new dataset on every run, instead of one fixed
+dataset) and returns a DataFrame with :data:`COLUMNS`: one row per plotted point, ``panel``
 (a sub-plot), ``series`` (a curve: a mechanism name where it is one), ``x``, ``y`` and ``y_se``
 (the Monte-Carlo standard error, NaN for exact values). The MAE is the papers' error measure
 (SPEC section 3, Evaluation); everything mathematical lives in the modules called here.
@@ -57,21 +58,16 @@ def _mae_rows(table: pd.DataFrame, panel: str = "") -> list[dict]:
 def itms_mae(
     mechanisms: tuple[str, ...], *, runs: int, seed: int, fresh: bool = False
 ) -> pd.DataFrame:
-    """MAE against ε on the ITMS-like HAT, array mechanisms at m_UB = m_UB^(L) (the papers' (9)).
+    """MAE against ε on the ITMS-like HAT, every mechanism at its own default m_UB.
 
-    One dataset (the real data is one fixed dataset); ``fresh`` is not supported.
+    As in the papers: Array-Averaging at the median count, Levy and the quantile mechanisms at
+    m_UB^(L) (SPEC section 3 table). One dataset (the real data is one fixed dataset); ``fresh``
+    is not supported.
     """
     _no_fresh(fresh)
     rng = np.random.default_rng(seed)
     hat = itms_like_hat(rng)
-    table = monte_carlo(
-        hat,
-        EPSILONS_ITMS,
-        list(mechanisms),
-        n_runs=runs,
-        rng=rng,
-        m_ub=wc.m_levy(hat.counts),
-    )
+    table = monte_carlo(hat, EPSILONS_ITMS, list(mechanisms), n_runs=runs, rng=rng)
     return _tidy(_mae_rows(table))
 
 
@@ -81,8 +77,11 @@ def scaling_mae(
     """MAE against ε on projected-Gaussian data scaled from the ITMS-like HAT (λ = 10).
 
     ``kind`` "sample": same users, λ m_ℓ samples each; "user": every user repeated λ times
-    (seed 003, section V-B; SPEC section 6). Samples are ``Π[0,U](X)``, X ~ N(μ, σ²) with the
-    published ITMS μ and σ²; array mechanisms use m_UB = m_UB^(L) of the scaled counts.
+    ("User-Level Differentially Private Mean Estimation for Real-World
+    Datasets", section V-B; SPEC section 6). Samples are ``Π[0,U](X)``, X ~ N(μ, σ²) with the
+    published ITMS μ and σ². Under user scaling every mechanism uses m_UB = m_UB^(L) of the
+    scaled counts ("for Array-Averaging as well, to maintain uniformity"); under sample scaling
+    each uses its own default (Array-Averaging the median count).
     """
     _no_fresh(fresh)
     rng = np.random.default_rng(seed)
@@ -101,9 +100,8 @@ def scaling_mae(
         rng=rng,
         hat=f"itms-like, {kind} scaling x{LAMBDA}",
     )
-    table = monte_carlo(
-        hat, EPSILONS_ITMS, list(mechanisms), n_runs=runs, rng=rng, m_ub=wc.m_levy(hat.counts)
-    )
+    m_ub = wc.m_levy(hat.counts) if kind == "user" else None
+    table = monte_carlo(hat, EPSILONS_ITMS, list(mechanisms), n_runs=runs, rng=rng, m_ub=m_ub)
     return _tidy(_mae_rows(table))
 
 
@@ -211,7 +209,7 @@ def baseline_number(*, runs: int, seed: int, fresh: bool = False) -> pd.DataFram
 
 
 # --------------------------------------------------------------------------------------------
-# Bounding user contributions (seed 004)
+# "Bounding User Contributions for User-Level Differentially Private Mean Estimation"
 
 BOUNDING_MECHANISMS = ("baseline", "akmv", "opt-bounding")
 
@@ -235,7 +233,7 @@ def bounding_mae(collection: str, *, runs: int, seed: int, fresh: bool = False) 
 
     ``collection`` "geometric": M = 6 (L = 127) with uniform samples on (0, U]; "extreme": one
     user with 10 samples and 100 with one, samples N(U/2, U/4) conditioned on (0, U] by rejection
-    (seed 004, section V). ``fresh=False``: one dataset, ``runs`` mechanism runs on it (the MAE
+    (the bounding paper, section V). ``fresh=False``: one dataset, ``runs`` mechanism runs on it (the MAE
     of :func:`core.evaluation.monte_carlo`). ``fresh=True``: the paper's protocol, a new dataset
     on every run; the error is then |M(D_i) − f(D_i)| averaged over the runs i.
     """
@@ -269,7 +267,7 @@ def bounding_mae(collection: str, *, runs: int, seed: int, fresh: bool = False) 
 
 
 # --------------------------------------------------------------------------------------------
-# Many grids on the demo city (seed 001, slides 002)
+# Many grids on the demo city ("... on Multi-Dimensional IoT Datasets" and the seminar slides)
 
 
 @functools.lru_cache(maxsize=1)
