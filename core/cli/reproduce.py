@@ -111,23 +111,21 @@ def _chromium() -> str | None:
 
 def _write_png(fig, path: Path) -> str:
     """Write ``fig`` as PNG; returns "" or why it was skipped (never raises for a missing tool)."""
+    from dashboard.experiments.charts import figure_page, write_image
+
     exporter = png_exporter()
     if exporter == "kaleido":
         try:
-            fig.write_image(str(path), width=1200, height=520, scale=1)
+            write_image(fig, str(path))
             return ""
         except Exception as exc:  # noqa: BLE001 - kaleido's failures are not ours to type
             return f"kaleido failed ({type(exc).__name__})"
     if exporter == "chromium":
-        import plotly.io as pio
-
         browser = _chromium()
         assert browser is not None
         with tempfile.TemporaryDirectory() as tmp:
             page = Path(tmp) / "figure.html"
-            page.write_text(
-                pio.to_html(fig, include_plotlyjs=True, full_html=True), encoding="utf-8"
-            )
+            page.write_text(figure_page(fig), encoding="utf-8")
             try:
                 subprocess.run(
                     [
@@ -157,12 +155,7 @@ def write_outcome(outcome, folder: Path, *, png: bool) -> dict:
     (folder / "figure.html").write_text(
         figure_html(exp, fig, holds=outcome.holds, evidence=outcome.evidence), encoding="utf-8"
     )
-    table = outcome.table.assign(
-        experiment=exp.id,
-        runs=outcome.runs if exp.monte_carlo else None,
-        seed=outcome.seed if exp.monte_carlo else None,
-    )
-    table.to_csv(folder / "data.csv", index=False)
+    outcome.data_table().to_csv(folder / "data.csv", index=False)
     record = outcome.claim_record()
     files = list(_FILES)
     if png:

@@ -17,6 +17,7 @@ from core.experiments.catalogue import (
     PAPERS,
     Experiment,
     Outcome,
+    data_table,
     get_experiment,
     run_experiment,
 )
@@ -28,6 +29,7 @@ __all__ = [
     "PAPERS",
     "Experiment",
     "Outcome",
+    "data_table",
     "get_experiment",
     "itms_like_counts",
     "itms_like_hat",

@@ -20,7 +20,15 @@ from core.experiments import claims
 from core.experiments import compute as cx
 from core.params import check_positive_int
 
-__all__ = ["CATALOGUE", "Experiment", "Outcome", "PAPERS", "get_experiment", "run_experiment"]
+__all__ = [
+    "CATALOGUE",
+    "PAPERS",
+    "Experiment",
+    "Outcome",
+    "data_table",
+    "get_experiment",
+    "run_experiment",
+]
 
 #: The papers, by key: (title, authors).
 PAPERS = {
@@ -149,6 +157,10 @@ class Outcome:
     runs: int
     seed: int
     fresh: bool
+
+    def data_table(self) -> pd.DataFrame:
+        """The table as data.csv holds it: with the experiment's id, runs and seed per row."""
+        return data_table(self.experiment, self.table, runs=self.runs, seed=self.seed)
 
     def claim_record(self) -> dict:
         """``{"id", "claim", "holds", "evidence"}`` plus the run's parameters (claim.json)."""
@@ -442,6 +454,16 @@ CATALOGUE: tuple[Experiment, ...] = (
 )
 
 _BY_ID = {e.id: e for e in CATALOGUE}
+
+
+def data_table(experiment: Experiment, table: pd.DataFrame, *, runs: int, seed: int):
+    """``table`` with columns experiment, runs and seed (empty for exact experiments)."""
+    mc = experiment.monte_carlo
+    return table.assign(
+        experiment=experiment.id, runs=runs if mc else None, seed=seed if mc else None
+    )
+
+
 assert len(_BY_ID) == len(CATALOGUE), "experiment ids must be unique"
 
 

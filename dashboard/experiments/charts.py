@@ -20,7 +20,7 @@ from core.mechanisms import MECHANISMS
 from dashboard.common.colours import mechanism_colour
 from dashboard.common.figures import EPSILON_TICKS, LAYOUT
 
-__all__ = ["experiment_figure", "figure_html", "series_label"]
+__all__ = ["experiment_figure", "figure_html", "figure_page", "series_label", "write_image"]
 
 # Colours of the series that are not mechanisms, in order of appearance (colour-blind safe).
 _OTHER = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#999933")
@@ -143,3 +143,15 @@ def figure_html(experiment: Experiment, fig: go.Figure, *, holds: bool, evidence
         f"<p class='muted'>Computed by <code>{esc(experiment.function)}</code>.</p>"
         "</body></html>\n"
     )
+
+
+def figure_page(fig: go.Figure) -> str:
+    """The figure alone as a full HTML page, plotly.js inline (for a headless screenshot)."""
+    import plotly.io as pio
+
+    return pio.to_html(fig, include_plotlyjs=True, full_html=True)
+
+
+def write_image(fig: go.Figure, path: str) -> None:
+    """PNG through plotly's static exporter (needs kaleido; raises if it is missing)."""
+    fig.write_image(path, width=1200, height=520, scale=1)
