@@ -16,6 +16,8 @@ Examples
     hexplorer compose --epsilon 1 --publish --budget 5 --output city.geojson --json
     hexplorer ledger --json
     hexplorer plan --target-error 2 --json
+    hexplorer reproduce --list --json
+    hexplorer reproduce spatio-temporal-fig3 --runs 1000 --seed 1 --output fig3
 """
 
 from __future__ import annotations
@@ -30,10 +32,21 @@ from typing import Any
 
 import numpy as np
 
-from core.cli import common, compose, evaluate, hats, ledger, plan, release, simulate, worstcase
+from core.cli import (
+    common,
+    compose,
+    evaluate,
+    hats,
+    ledger,
+    plan,
+    release,
+    reproduce,
+    simulate,
+    worstcase,
+)
 from core.errors import HexplorerError
 
-COMMANDS = (hats, release, evaluate, simulate, worstcase, compose, ledger, plan)
+COMMANDS = (hats, release, evaluate, simulate, worstcase, compose, ledger, plan, reproduce)
 """One module per subcommand, each with ``register(sub, data, names)`` and ``run(args)``:
 adding a subcommand is one new module and one entry here."""
 
