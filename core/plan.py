@@ -230,12 +230,13 @@ def ceil_two_over_epsilon_array(epsilon: np.ndarray) -> np.ndarray:
 
     Values beyond 2^62 are capped there (every count-based use treats them as "more than L").
 
-    >>> ceil_two_over_epsilon_array(np.array([0.5, 0.3, 2 / 3, 4.0])).tolist()
-    [4, 7, 3, 1]
+    >>> ceil_two_over_epsilon_array(np.array([0.5, 0.3, 2 / 3, 4.0, 1e300])).tolist()
+    [4, 7, 3, 1, 1]
     """
     ratio = np.minimum(2.0 / np.asarray(epsilon, dtype=np.float64), 2.0**62)
     nearest = np.rint(ratio)
-    return np.where(np.abs(ratio - nearest) <= 1e-9, nearest, np.ceil(ratio)).astype(np.int64)
+    snap = (nearest >= 1) & (np.abs(ratio - nearest) <= 1e-9)  # never 0: 2/ε > 0
+    return np.where(snap, nearest, np.ceil(ratio)).astype(np.int64)
 
 
 _PIECE_STARTS: list[np.ndarray] = [np.array([np.inf, 0.0])]

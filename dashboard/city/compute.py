@@ -4,8 +4,8 @@ Thin calls into core, nothing mathematical (SPEC section 5 lives in ``core/multi
 Arguments are parameters (a :class:`~dashboard.compute.DataSpec`, the chosen slot or day, ε, a
 seed), so they form the cache key. The grid set is chosen exactly as ``hexplorer compose``
 chooses it (``--slot-filter`` or ``--day``), the release applies CHOP-USER's suppression and
-draws its noise from ``np.random.default_rng(seed)`` like ``hexplorer compose --release
---seed``, so the page and the CLI show the same numbers.
+draws its noise from ``np.random.default_rng(seed)`` like ``hexplorer compose --simulate
+--accounting chop --seed``, so the page and the CLI show the same numbers.
 """
 
 from __future__ import annotations

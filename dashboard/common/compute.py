@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import os
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
@@ -32,7 +33,7 @@ from core.data import (
 )
 from core.hat import HatData
 from core.mechanisms import get_mechanism, mechanism_rng
-from dashboard.common import datadir
+from dashboard.common import datadir, limits
 
 
 @dataclass(frozen=True, kw_only=True, eq=False)
@@ -49,7 +50,10 @@ class Source:
     payload: bytes | None = field(default=None, repr=False)
 
     def key(self) -> str:
-        """The cache key of the source."""
+        """The cache key of the source: its content (and an upload's suffix, which can decide
+        how the content is read: the same bytes as .csv and .tsv are different tables)."""
+        if self.kind == "upload":
+            return f"{self.kind}|{self.digest}|{os.path.splitext(self.name)[1].lower()}"
         return f"{self.kind}|{self.digest}"
 
     @classmethod
@@ -115,6 +119,9 @@ _HASH = {Source: Source.key, DataSpec: DataSpec.key}
 
 
 def _cache(**kwargs):
+    """``st.cache_data`` keyed by content (``Source.key``), bounded by ``max_entries`` and an
+    expiry (``limits.CACHE_TTL_S``): visitors share an entry only when their data is identical."""
+    kwargs.setdefault("ttl", limits.CACHE_TTL_S)
     return st.cache_data(show_spinner=False, hash_funcs=_HASH, **kwargs)
 
 
@@ -158,9 +165,10 @@ def prepared(spec: DataSpec) -> Prepared:
     columns, config = spec.column_map(), spec.config()
     if spec.source.kind == "demo":
         return prepare(_demo_raw(), columns, config)
+    budget = limits.memory_budget_mb() * 2**20  # refused before the file is read whole
     if spec.source.kind == "upload":
-        return prepare_file(_named_bytes(spec.source), columns, config)
-    return prepare_file(_server_path(spec.source), columns, config)
+        return prepare_file(_named_bytes(spec.source), columns, config, max_bytes=budget)
+    return prepare_file(_server_path(spec.source), columns, config, max_bytes=budget)
 
 
 @_cache(max_entries=16)

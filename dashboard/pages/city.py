@@ -26,7 +26,7 @@ HELP = {
         "ε per grid, split ε/2 for the mean and ε/2 for the variance. The total loss is shown "
         "below for the three accountings. The slider's stops are evenly spaced on a log scale."
     ),
-    "seed": "Seed of the simulated noise (numpy, like `hexplorer compose --release --seed`).",
+    "seed": "Seed of the simulated noise (numpy, like `hexplorer compose --simulate --seed`).",
 }
 WORKBENCH_NOTE = (
     "This is the data team's own workbench: it shows **true values** (true means and variances, "

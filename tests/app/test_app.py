@@ -25,6 +25,7 @@ PAGES = {
     "one": "dashboard/pages/one_hexagon.py",
     "learn": "dashboard/pages/learn.py",
     "city": "dashboard/pages/city.py",
+    "publish": "dashboard/pages/publish.py",
 }
 TIMEOUT = 120
 
@@ -80,6 +81,7 @@ def test_every_page_loads_without_exception_or_error(page):
             "one": "One hexagon",
             "learn": "Learn",
             "city": "Whole city",
+            "publish": "Publish",
         }[page]
     )
 
@@ -179,6 +181,22 @@ def test_upload_then_malformed_file_keeps_previous_data():
     _ok(at)
     assert at.error and "text.csv" in at.error[0].value
     assert _metrics(at)["Rows read"] != "0"
+
+
+def test_upload_over_the_memory_budget_is_refused_and_data_kept(monkeypatch):
+    from dashboard.common import limits
+
+    monkeypatch.setenv(limits.MEMORY_BUDGET_ENV, "1")
+    at = _app("data")
+    assert any("more than 1 MB of memory" in c.value for c in at.sidebar.caption)
+    rows_before = _metrics(at)["Rows read"]
+    big = GOOD + b"a,21.2,72.8,2024-03-05 08:10,30\n" * 20_000
+    at.sidebar.radio(key=state.SOURCE).set_value("upload").run()
+    at.sidebar.file_uploader(key=state.UPLOAD).set_value(("big.csv", big, "text/csv")).run()
+    _ok(at)
+    assert len(at.error) == 1 and "would need about" in at.error[0].value
+    assert "still using **demo city**" in at.error[0].value
+    assert _metrics(at)["Rows read"] == rows_before
 
 
 def test_undetected_column_asks_for_a_choice_and_keeps_data():
