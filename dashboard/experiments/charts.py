@@ -100,7 +100,7 @@ def experiment_figure(experiment: Experiment, table: pd.DataFrame, *, runs: int 
             col=col,
         )
         fig.update_yaxes(
-            **_axis(experiment.y_label if col == 1 else "", experiment.log_y, False, []),
+            **_axis(experiment.y_label if col == 1 else "", experiment.log_y, False, np.array([])),
             row=1,
             col=col,
         )
