@@ -25,6 +25,7 @@ if str(ROOT) not in sys.path:  # run from a checkout without installing
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
 from dashboard.common import state  # noqa: E402
+from dashboard.hexagon import state as hs  # noqa: E402
 
 TARGET_MS = 250.0
 
@@ -51,14 +52,15 @@ def main(argv: list[str] | None = None) -> int:
     for _ in range(2):  # warm everything that does not depend on ε or m_UB
         _timed(at)
 
-    eps_stops = [e for e in state.EPSILON_OPTIONS if e != at.session_state[state.EPSILON]]
+    here = hs.EPSILON_STOPS.index(1.0)
+    eps_stops = list(hs.EPSILON_STOPS[here - 1 :: -1])  # 0.99, 0.98, …: every stop new
     new_eps = []
     for eps in eps_stops[: args.repeats]:
-        at.select_slider(key=state.EPSILON).set_value(eps)
+        at.select_slider(key=hs.EPSILON_SLIDER).set_value(eps)
         new_eps.append(_timed(at))
     seen_eps = []
     for eps in eps_stops[: args.repeats]:
-        at.select_slider(key=state.EPSILON).set_value(eps)
+        at.select_slider(key=hs.EPSILON_SLIDER).set_value(eps)
         seen_eps.append(_timed(at))
 
     slider = at.slider(key=state.M_UB)

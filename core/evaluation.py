@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -32,7 +33,15 @@ from core.hat import HatData
 from core.mechanisms import MECHANISMS, get_mechanism, mechanism_rng, run_mechanism
 from core.params import check_epsilon, check_m_ub, check_positive_int
 
-__all__ = ["COLUMNS", "abs_error_statistic", "mae_samples", "monte_carlo", "simulate"]
+__all__ = [
+    "COLUMNS",
+    "ErrorSummary",
+    "abs_error_statistic",
+    "error_summary",
+    "mae_samples",
+    "monte_carlo",
+    "simulate",
+]
 
 #: Columns of the :func:`monte_carlo` table, in order.
 COLUMNS = (
@@ -248,3 +257,56 @@ def abs_error_statistic(errors: np.ndarray, level: float | None = None) -> tuple
     hi = min(max(int(math.ceil(n * level + half)), 0), n - 1)
     part = np.partition(x, (lo, hi))
     return value, float((part[hi] - part[lo]) / 2.0)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ErrorSummary:
+    """How far simulated releases land from the true mean.
+
+    Attributes
+    ----------
+    median : float
+        The typical error: median of ``|M^(i) − f|``.
+    q90 : float
+        The 90 % bound: 90th percentile of ``|M^(i) − f|`` (90 % of releases land within it).
+    share_within : float or None
+        Fraction of runs with ``|M^(i) − f| <= within`` (None when no ``within`` was given).
+    n_runs : int
+    """
+
+    median: float
+    q90: float
+    share_within: float | None
+    n_runs: int
+
+
+def error_summary(estimates, true_mean: float, *, within: float | None = None) -> ErrorSummary:
+    """Typical error, 90 % bound and share within ``±within`` of released values.
+
+    Parameters
+    ----------
+    estimates : array_like
+        Released values of independent runs (e.g. :func:`simulate`, raw or post-processed).
+    true_mean : float
+        f(D), the value the releases estimate.
+    within : float, optional
+        Half-width X of the band [f − X, f + X] (>= 0).
+
+    >>> s = error_summary([9.0, 10.0, 10.5, 12.0], 10.0, within=1.0)
+    >>> s.median, s.share_within
+    (0.75, 0.75)
+    """
+    values = np.asarray(estimates, dtype=np.float64).ravel()
+    if values.size == 0 or not np.all(np.isfinite(values)):
+        raise HexplorerError(
+            "The 'estimates' parameter must hold at least one finite value. "
+            f"Got {values.size} values instead."
+        )
+    if within is not None and not (np.isfinite(within) and within >= 0):
+        raise HexplorerError(f"The 'within' parameter must be >= 0. Got {within!r} instead.")
+    err = np.abs(values - float(true_mean))
+    median, q90 = np.quantile(err, [0.5, 0.9])
+    share = None if within is None else float(np.mean(err <= within))
+    return ErrorSummary(
+        median=float(median), q90=float(q90), share_within=share, n_runs=values.size
+    )

@@ -11,8 +11,17 @@ from core.errors import HexplorerError
 NOISE_MEASURES = ("mean", "std")
 
 
+EPSILON_MIN = 1e-12
+"""Smallest ε accepted. Far below it the noise scales (U/ε and more) leave the range where squares
+and sums of draws stay finite in float64 (ε = 1e-300 gave inf and NaN instead of numbers); at
+1e-12 and U <= 1e9 a squared draw is about 1e42, far from overflow."""
+UPPER_RANGE = (1e-6, 1e9)
+"""Accepted U: the exact fixed-point aggregation scales values by 2^(40 - exponent of U²), which
+must stay a finite float, and U² · N must stay far from float64 overflow."""
+
+
 def check_epsilon(epsilon: float) -> float:
-    """Return ``epsilon`` as a float, or raise if it is not a finite number > 0.
+    """Return ``epsilon`` as a float, or raise if it is not a finite number >= ``EPSILON_MIN``.
 
     >>> check_epsilon(0.5)
     0.5
@@ -23,25 +32,31 @@ def check_epsilon(epsilon: float) -> float:
         raise HexplorerError(
             f"The 'epsilon' parameter must be a number > 0. Got {epsilon!r} instead."
         ) from None
-    if not math.isfinite(value) or value <= 0:
+    if isinstance(epsilon, bool) or not math.isfinite(value) or value <= 0:
         raise HexplorerError(f"The 'epsilon' parameter must be > 0. Got {epsilon!r} instead.")
-    if not math.isfinite(2.0 / value):
+    if value < EPSILON_MIN:
         raise HexplorerError(
-            f"The 'epsilon' parameter is too small to compute with. Got {epsilon!r} instead."
+            f"The 'epsilon' parameter must be at least {EPSILON_MIN:g} (smaller values overflow "
+            f"the noise arithmetic). Got {epsilon!r} instead."
         )
     return value
 
 
 def check_upper(upper: float) -> float:
-    """Return the value bound U as a float, or raise if it is not a finite number > 0."""
+    """Return the value bound U as a float, or raise if it is not a number in ``UPPER_RANGE``."""
     try:
         value = float(upper)
     except (TypeError, ValueError):
         raise HexplorerError(
             f"The 'upper' parameter (U) must be a number > 0. Got {upper!r} instead."
         ) from None
-    if not math.isfinite(value) or value <= 0:
+    if isinstance(upper, bool) or not math.isfinite(value) or value <= 0:
         raise HexplorerError(f"The 'upper' parameter (U) must be > 0. Got {upper!r} instead.")
+    lo, hi = UPPER_RANGE
+    if not lo <= value <= hi:
+        raise HexplorerError(
+            f"The 'upper' parameter (U) must be in [{lo:g}, {hi:g}]. Got {upper!r} instead."
+        )
     return value
 
 
@@ -153,9 +168,11 @@ def ceil_two_over_epsilon(epsilon: float) -> int:
 
     >>> ceil_two_over_epsilon(0.5), ceil_two_over_epsilon(0.3), ceil_two_over_epsilon(2 / 3)
     (4, 7, 3)
+    >>> ceil_two_over_epsilon(1e300)
+    1
     """
     ratio = 2.0 / check_epsilon(epsilon)
     nearest = round(ratio)
-    if abs(ratio - nearest) <= 1e-9:
+    if nearest >= 1 and abs(ratio - nearest) <= 1e-9:
         return int(nearest)
-    return int(math.ceil(ratio))
+    return int(math.ceil(ratio))  # >= 1: 2/ε > 0 (ε = 1e300 gave 0 and an index error)

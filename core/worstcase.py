@@ -301,14 +301,38 @@ def _decimal(x: float) -> Fraction:
     return Fraction(repr(float(x)))
 
 
+def _decimal_ratio(x: float) -> tuple[int, int]:
+    """:func:`_decimal` of a finite float > 0 as integers ``(digits, exponent)``, value
+    ``digits · 10**exponent`` (parsed from ``repr``; much faster than building a Fraction)."""
+    text = repr(x)
+    mantissa, _, exp_text = text.partition("e")
+    exponent = int(exp_text) if exp_text else 0
+    whole, _, frac = mantissa.partition(".")
+    return int(whole + frac), exponent - len(frac)
+
+
 def _float_floor_times_c(r: Fraction, sqrt2: bool) -> float:
-    """The largest float whose decimal value (:func:`_decimal`) is ≤ c·r (c = 1 or √2), r > 0."""
+    """The largest float whose decimal value (:func:`_decimal`) is ≤ c·r (c = 1 or √2), r > 0.
+
+    Compared in integers: with ``r = p/q`` and ``decimal(x) = d · 10^e``, ``d 10^e q ≤ p``
+    (c = 1) or ``d² 10^(2e) q² ≤ 2 p²`` (c = √2).
+    """
+    p, q = r.numerator, r.denominator
+    power = 2 if sqrt2 else 1
+    rhs_p = 2 * p * p if sqrt2 else p
+    rhs_q = q * q if sqrt2 else q
+
+    def exact_le(x: float) -> bool:
+        d, e = _decimal_ratio(x)
+        d **= power
+        e *= power
+        if e >= 0:
+            return d * 10**e * rhs_q <= rhs_p
+        return d * rhs_q <= rhs_p * 10 ** (-e)
+
+    f = p / q  # correctly rounded
     if sqrt2:
-        f = float(r) * math.sqrt(2.0)
-        exact_le = lambda x: _decimal(x) ** 2 <= 2 * r * r  # noqa: E731
-    else:
-        f = float(r)
-        exact_le = lambda x: _decimal(x) <= r  # noqa: E731
+        f *= math.sqrt(2.0)
     while not exact_le(f):
         f = math.nextafter(f, 0.0)
     while math.isfinite(math.nextafter(f, math.inf)) and exact_le(math.nextafter(f, math.inf)):

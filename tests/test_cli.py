@@ -308,14 +308,22 @@ def test_compose_matches_core_and_chop_never_raises_k(capsys, tmp_path):
         assert row["chop_k"] <= 3
         assert row["max_error_after"] <= row["threshold"] + 1e-9
     released = run_json(
-        capsys, "compose", path, *MAPPING, "--epsilon", "1", "--release", "--seed", "1"
+        capsys, "compose", path, *MAPPING, "--epsilon", "1", "--simulate", "--seed", "1"
     )
-    assert len(released["release"]) == 3
+    assert len(released["release"]) == 3 and released["simulated"] is True
     assert {"noisy_mean", "noisy_var", "true_mean"} <= set(released["release"][0])
+    # user a is in all three grids: G_a = 3, so the per-user accounting's largest charge is 3 eps
+    assert released["release_privacy_loss"] == pytest.approx(3.0)
+
+
+def test_compose_release_is_gone_with_a_pointer(capsys, small_csv):
+    status, out, err = run(capsys, "compose", small_csv, *MAPPING, "--epsilon", "1", "--release")
+    assert status == 2 and out == ""
+    assert "--publish" in err and "--simulate" in err and len(err.strip().splitlines()) == 1
 
 
 def test_published_release_is_recorded_and_reused(capsys, small_csv, tmp_path):
-    ledger = tmp_path / "ledger.jsonl"
+    ledger = tmp_path / "ledger.sqlite"
     args = ("release", small_csv, *MAPPING, "--mechanism", "baseline", "--ledger", ledger)
     first = run_json(capsys, *args, "--epsilon", "0.5")
     again = run_json(capsys, *args, "--epsilon", "0.5")
@@ -327,10 +335,17 @@ def test_published_release_is_recorded_and_reused(capsys, small_csv, tmp_path):
         False,
     )
     assert again["estimate"] == first["estimate"]
-    assert first["epsilon_spent_on_hat"] == pytest.approx(0.5)
-    assert again["epsilon_spent_on_hat"] == pytest.approx(0.5)  # a reused release costs nothing
-    assert other["epsilon_spent_on_hat"] == pytest.approx(1.5)
-    assert len(ledger.read_text().splitlines()) == 2
+    assert again["release_id"] == first["release_id"] != other["release_id"]
+    assert first["max_user_epsilon"] == pytest.approx(0.5)
+    assert again["max_user_epsilon"] == pytest.approx(0.5)  # a reused release costs nothing
+    assert other["max_user_epsilon"] == pytest.approx(1.5)
+    summary = run_json(capsys, "ledger", "--ledger", ledger)
+    assert {k: summary[k] for k in ("releases", "users", "budget")} == {
+        "releases": 2,
+        "users": 6,
+        "budget": None,
+    }
+    assert summary["max_user_epsilon"] == pytest.approx(1.5)
 
 
 def test_simulate_into_missing_directory_is_one_line_and_status_2(capsys, small_csv, tmp_path):

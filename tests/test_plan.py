@@ -197,3 +197,127 @@ def test_monte_carlo_plan_unreachable_and_errors():
         plan.epsilon_for_error_mc(
             hat, 1.0, "levy", rng=np.random.default_rng(0), n_runs=10, grid=[]
         )
+
+
+# --- A city ---------------------------------------------------------------------------------------
+
+
+def _city():
+    from core.citywide.gridset import busiest_slot, grid_set
+    from core.data import load_demo, prepare
+
+    s = prepare(load_demo()).summaries
+    return grid_set(s, slot=busiest_slot(s))
+
+
+def _ties():
+    import pandas as pd
+
+    from core.citywide.gridset import GridSet
+
+    rows = []
+    hats = {"a": [5, 5, 5, 2, 2], "b": [7], "c": [1], "d": [4, 4, 4, 4], "e": [40, 30, 12, 4, 4, 1],
+            "f": [3, 2, 1], "g": [2, 1], "h": [10, 1, 1, 1, 1], "i": [9, 9, 1, 1, 1]}  # fmt: skip
+    for cell, counts in hats.items():
+        for i, m in enumerate(counts):
+            rows.append({"hat": f"{cell}/s", "cell": cell, "slot": "s", "user_id": f"u{i}",
+                         "m": m, "s": 20.0 * m, "q": 400.0 * m})  # fmt: skip
+    return GridSet.from_summaries(pd.DataFrame(rows))
+
+
+@pytest.fixture(scope="module")
+def city():
+    return _city()
+
+
+@pytest.mark.parametrize("noise_measure", ["mean", "std"])
+def test_epsilon_needed_equals_the_single_hat_plan(city, noise_measure):
+    from core.citywide.errors import error_table
+
+    for grids in (city, _ties()):
+        table = error_table(grids, upper=U, noise_measure=noise_measure)
+        for mechanism in plan.ANALYTIC_MECHANISMS:
+            for target in (0.7, 5.0, 33.0):
+                got = plan.epsilon_needed(table, target, mechanism)
+                for h in range(grids.n_grids):
+                    p = plan.epsilon_for_error(
+                        grids.m[grids.starts[h] : grids.starts[h + 1]], U, target, mechanism,
+                        noise_measure,
+                    )  # fmt: skip
+                    want = {"ok": p.epsilon, "any": 0.0, "unreachable": math.inf}[p.status]
+                    assert got[h] == want, (mechanism, target, h)
+
+
+def _within(table, eps, mechanism, target):
+    from core.citywide.errors import errors_at
+
+    return int(np.count_nonzero(errors_at(table, eps, mechanism).total <= target))
+
+
+@pytest.mark.parametrize("noise_measure", ["mean", "std"])
+def test_city_plan_against_a_brute_force_scan(city, noise_measure):
+    from core.citywide.errors import error_table
+
+    grid = np.geomspace(0.01, 300.0, 2500)
+    for grids in (city, _ties()):
+        table = error_table(grids, upper=U, noise_measure=noise_measure)
+        for mechanism in plan.ANALYTIC_MECHANISMS:
+            for target in (1.0, 6.0, 25.0):
+                counts = np.array([_within(table, e, mechanism, target) for e in grid])
+                for coverage in (0.5, 0.9, 1.0):
+                    need = math.ceil(coverage * table.n_hats - 1e-9)
+                    first = np.flatnonzero(counts >= need)
+                    p = plan.city_plan(table, target, coverage=coverage, mechanism=mechanism)
+                    label = (mechanism, target, coverage)
+                    if p.status == "unreachable":
+                        assert first.size == 0, label
+                        continue
+                    if p.status == "any":
+                        assert counts[0] >= need, label
+                        continue
+                    assert first.size and p.epsilon <= grid[first[0]], label
+                    assert first[0] == 0 or p.epsilon > grid[first[0] - 1], label
+                    assert p.hats_reaching == _within(table, p.epsilon, mechanism, target) >= need
+                    assert _within(table, p.epsilon * (1 - 1e-6), mechanism, target) < need
+                    assert len(p.missing) == table.n_hats - p.hats_reaching
+
+
+def test_city_plan_lists_unreachable_hats_and_the_privacy_loss(city):
+    from core.citywide.accounting import privacy_loss
+    from core.citywide.chop import chop_user
+    from core.citywide.errors import error_table
+
+    table = error_table(city, upper=U)
+    p = plan.city_plan(table, 3.0, coverage=0.8, grids=city)
+    assert p.status == "ok" and p.hats_reaching >= math.ceil(0.8 * city.n_grids)
+    want = privacy_loss(city, p.epsilon, chop_user(city, p.epsilon, upper=U))
+    assert p.user_loss == want
+    d = p.to_dict()
+    assert d["user_loss"] == {
+        "basic": want.basic, "by_users": want.by_users, "after_chop": want.after_chop
+    }  # fmt: skip
+    # the median rule keeps its clipping error: HATs whose E1(median) exceeds the target are
+    # listed as unreachable, and a coverage above their complement cannot be met
+    p = plan.city_plan(table, 8.0, coverage=1.0, mechanism="arrayavg-best")
+    floors = [
+        wc.clipping_error(c, U, wc.median_count(c)) for c in np.split(city.m, city.starts[1:-1])
+    ]
+    assert set(p.unreachable) == {h for h, f in zip(city.hats, floors, strict=True) if f >= 8.0}
+    assert p.unreachable and p.status == "unreachable" and p.epsilon is None
+    with pytest.raises(HexplorerError, match="coverage"):
+        plan.city_plan(table, 3.0, coverage=0.0)
+
+
+def test_coverage_curve_counts_the_hats_within_target(city):
+    from core.citywide.errors import error_table
+
+    table = error_table(city, upper=U)
+    eps = [0.1, 0.5, 1.0, 5.0]
+    curve = plan.coverage_curve(table, 4.0, eps)
+    for row in curve.itertuples():
+        brute = sum(
+            plan.worst_case(c, U, row.epsilon).total <= 4.0
+            for c in np.split(city.m, city.starts[1:-1])
+        )
+        assert row.hats_within == brute and row.share == brute / city.n_grids
+    assert curve["share"].is_monotonic_increasing

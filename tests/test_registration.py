@@ -230,7 +230,7 @@ def _page(name: str) -> AppTest:
 def test_dashboard_picker_marks_and_colours(throwaway):
     at = _page("one_hexagon")
     picker = at.multiselect(key=state.MECHANISMS)
-    assert picker.options[0].startswith(NAME)  # registry order: it was inserted first
+    assert picker.options[0] == MECHANISM.title  # registry order: it was inserted first
     labels = [b.label for b in at.button if b.key and b.key.startswith("set_m_ub_")]
     hat = hat_data(prepare(load_demo()).summaries, at.session_state[state.HAT], upper=65.0)
     assert f"p75 = {p75(hat.counts, 0, 0, 'mean')}" in labels
@@ -246,7 +246,7 @@ def test_dashboard_picker_marks_and_colours(throwaway):
         for trace in spec.get("data", []):
             if trace.get("mode") == "lines+markers":
                 colours[trace["name"]] = trace["line"]["color"]
-    assert colours == {NAME: COLOUR, "levy": MECHANISMS["levy"].colour}
+    assert colours == {MECHANISM.title: COLOUR, MECHANISMS["levy"].title: MECHANISMS["levy"].colour}
 
 
 def test_learn_lists_it_with_its_colour(throwaway):

@@ -13,6 +13,11 @@ Examples
     hexplorer evaluate --epsilon 0.5 1 2 --trials 10000 --seed 1 --json
     hexplorer worstcase --epsilon 0.5 1 2 --json
     hexplorer compose --epsilon 1 --slot-filter 2024-03-05T08:00 --json
+    hexplorer compose --epsilon 1 --publish --budget 5 --output city.geojson --json
+    hexplorer ledger --json
+    hexplorer plan --target-error 2 --json
+    hexplorer reproduce --list --json
+    hexplorer reproduce spatio-temporal-fig3 --runs 1000 --seed 1 --output fig3
 """
 
 from __future__ import annotations
@@ -27,11 +32,21 @@ from typing import Any
 
 import numpy as np
 
-from core.cli import common, compose, evaluate, hats, release, simulate, worstcase
+from core.cli import (
+    common,
+    compose,
+    evaluate,
+    hats,
+    ledger,
+    plan,
+    release,
+    reproduce,
+    simulate,
+    worstcase,
+)
 from core.errors import HexplorerError
-from core.params import check_positive_int
 
-COMMANDS = (hats, release, evaluate, simulate, worstcase, compose)
+COMMANDS = (hats, release, evaluate, simulate, worstcase, compose, ledger, plan, reproduce)
 """One module per subcommand, each with ``register(sub, data, names)`` and ``run(args)``:
 adding a subcommand is one new module and one entry here."""
 
@@ -95,7 +110,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         if getattr(args, "trials", None) is not None:
-            check_positive_int("trials", args.trials)
+            common.check_trials(args.trials)
         result = _jsonable(args.func(args))
     except HexplorerError as exc:
         print(f"hexplorer: error: {exc}", file=sys.stderr)

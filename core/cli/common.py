@@ -74,7 +74,7 @@ def prepared(args: argparse.Namespace):
 def reported(result):
     """Say on stderr what preparation rejected or clamped (SPEC section 1: never silently)."""
     report = result.report
-    if report.n_rejected or report.clamped:
+    if report.worth_noting:
         print(f"hexplorer: note: {' '.join(report.lines())}", file=sys.stderr)
     return result
 
@@ -92,7 +92,27 @@ def epsilons(values: Sequence[float]) -> list[float]:
     return [check_epsilon(e) for e in values]
 
 
+MAX_TRIALS = 10_000_000
+"""Most Monte-Carlo runs one request may ask for: each run holds several float64s per
+(mechanism, ε) cell, so 10^7 runs already need hundreds of MB; 10^9 would exhaust the machine."""
+
+
+def check_trials(trials: int) -> int:
+    """``--trials`` as an int in [1, MAX_TRIALS], or a one-line :class:`HexplorerError`."""
+    from core.params import check_positive_int
+
+    value = check_positive_int("trials", trials)
+    if value > MAX_TRIALS:
+        raise HexplorerError(
+            f"--trials {value:,} would run out of memory; ask for at most {MAX_TRIALS:,}."
+        )
+    return value
+
+
 def rng(seed: int | None) -> np.random.Generator:
+    """The generator of ``--seed`` (fresh entropy without one); a negative seed is refused."""
+    if seed is not None and seed < 0:
+        raise HexplorerError(f"--seed must be an integer >= 0. Got {seed} instead.")
     return np.random.default_rng(seed)
 
 
@@ -109,24 +129,57 @@ def progress(done: int, total: int) -> None:
     )
 
 
-def add_output_options(parser: argparse.ArgumentParser, metavar: str, help: str) -> None:
+def add_output_options(
+    parser: argparse.ArgumentParser, metavar: str, help: str, *, required: bool = False
+) -> None:
     """``--output`` and ``--force`` as every writing subcommand has them."""
-    parser.add_argument("--output", metavar=metavar, help=help)
+    parser.add_argument("--output", metavar=metavar, help=help, required=required)
     parser.add_argument(
         "--force", action="store_true", help="overwrite --output if it exists (refused otherwise)"
     )
 
 
-def output_path(path: str, *, force: bool, suffixes: Sequence[str]) -> Path:
+def output_path(path: str, *, force: bool, suffixes: Sequence[str], flag: str = "--output") -> Path:
     """Check an ``--output`` path before any work: known suffix, existing folder, not a folder,
     and no existing file unless ``force``. Raises :class:`HexplorerError` (one line)."""
     target = Path(path)
     if not any(path.lower().endswith(s) for s in suffixes):
-        raise HexplorerError(f"--output must end in {' or '.join(suffixes)}. Got {path!r} instead.")
+        raise HexplorerError(f"{flag} must end in {' or '.join(suffixes)}. Got {path!r} instead.")
     if target.is_dir():
-        raise HexplorerError(f"--output {path!r} is a folder; name a file.")
+        raise HexplorerError(f"{flag} {path!r} is a folder; name a file.")
     if not target.parent.is_dir():
-        raise HexplorerError(f"--output folder {str(target.parent)!r} does not exist.")
+        raise HexplorerError(f"{flag} folder {str(target.parent)!r} does not exist.")
     if target.exists() and not force:
-        raise HexplorerError(f"--output {path!r} exists; pass --force to overwrite it.")
+        raise HexplorerError(f"{flag} {path!r} exists; pass --force to overwrite it.")
     return target
+
+
+def add_ledger_options(parser: argparse.ArgumentParser) -> None:
+    """``--ledger``, ``--budget`` and ``--namespace`` of the publishing subcommands."""
+    parser.add_argument(
+        "--ledger",
+        metavar="FILE",
+        help="ledger of published releases [$HEXPLORER_LEDGER or ~/.hexplorer/ledger.sqlite]",
+    )
+    parser.add_argument(
+        "--budget",
+        type=float,
+        metavar="EPS",
+        help="set the ledger's per-user budget (kept in the ledger): a release that would take "
+        "any user's cumulative epsilon past it is refused",
+    )
+    parser.add_argument(
+        "--namespace",
+        metavar="NAME",
+        help="users' namespace in the ledger: the same user id in one namespace is one person "
+        "[default]",
+    )
+
+
+def ledger_report(summary) -> dict:
+    """What a published release reports about the ledger after it (``core.publish.Summary``)."""
+    return {
+        "max_user_epsilon": summary.max_user_epsilon,
+        "budget": summary.budget,
+        "users_near_budget": summary.users_near_budget,
+    }

@@ -1,4 +1,5 @@
-"""``hexplorer compose``: many hexagons at once, composition and CHOP-USER (SPEC section 5)."""
+"""``hexplorer compose``: many hexagons at once — composition and CHOP-USER (SPEC section 5), a
+workbench simulation (``--simulate``) or a published city-wide release (``--publish``, SPEC §7)."""
 
 from __future__ import annotations
 
@@ -8,10 +9,18 @@ from typing import Any
 from core.cli import common
 from core.errors import HexplorerError
 
+_GONE = (
+    "--release is gone: use --publish for a published release (OpenDP noise, recorded in the "
+    "ledger, noisy values only) or --simulate --seed S for the workbench simulation (shows true "
+    "values)."
+)
+
 
 def register(sub: Any, data: argparse.ArgumentParser, names: list[str]) -> None:
     p = sub.add_parser(
-        "compose", parents=[data], help="many hexagons at once: composition and CHOP-USER"
+        "compose",
+        parents=[data],
+        help="many hexagons at once: composition, CHOP-USER, simulated or published release",
     )
     p.add_argument("--epsilon", required=True, type=float, nargs="+", metavar="E")
     p.add_argument(
@@ -20,18 +29,60 @@ def register(sub: Any, data: argparse.ArgumentParser, names: list[str]) -> None:
         help="grids = all cells of this slot (default: the slot with the most records)",
     )
     p.add_argument("--day", metavar="YYYY-MM-DD", help="grids = all HATs of this day")
-    p.add_argument(
-        "--release",
+    mode = p.add_mutually_exclusive_group()
+    mode.add_argument(
+        "--simulate",
         action="store_true",
-        help="also release noisy mean and variance per grid, after CHOP-USER (privacy loss K*eps)",
+        help="simulate one release of noisy mean and variance per grid (numpy noise, --seed; "
+        "nothing published; shows true values beside the noisy ones)",
     )
-    p.add_argument("--seed", type=int)
+    mode.add_argument(
+        "--publish",
+        action="store_true",
+        help="publish noisy mean and variance per grid: OpenDP noise, recorded in the ledger and "
+        "charged to each user, the same request returns the recorded values; never true values",
+    )
+    mode.add_argument("--release", action="store_true", help=argparse.SUPPRESS)
+    p.add_argument(
+        "--accounting",
+        choices=("per-user", "max", "chop"),
+        default="per-user",
+        help="what each user is charged: G_l*eps (per-user), eps*max G_l (max), or K*eps after "
+        "CHOP-USER suppression (chop) [per-user]",
+    )
+    p.add_argument("--seed", type=int, help="seed of --simulate's noise")
+    common.add_ledger_options(p)
+    common.add_output_options(
+        p, "FILE", "with --publish: write the release to FILE (.csv, .parquet or .geojson)"
+    )
     p.set_defaults(func=run)
+
+
+def _check_flags(args: argparse.Namespace) -> None:
+    if args.release:
+        raise HexplorerError(_GONE)
+    if not args.publish:
+        for flag in ("output", "budget", "namespace", "ledger"):
+            if getattr(args, flag) is not None:
+                raise HexplorerError(f"--{flag} is for published releases; add --publish.")
+    if args.publish and args.seed is not None:
+        raise HexplorerError(
+            "--seed is for --simulate: a published release's noise is never seeded."
+        )
+    if (args.simulate or args.publish) and len(args.epsilon) != 1:
+        mode = "--publish" if args.publish else "--simulate"
+        raise HexplorerError(f"{mode} needs exactly one --epsilon value.")
 
 
 def run(args: argparse.Namespace) -> Any:
     from core.citywide import accounting, chop, grids, gridset
 
+    _check_flags(args)
+    target = None
+    if args.output is not None:
+        from core.publish.files import OUTPUT_SUFFIXES
+
+        target = common.output_path(args.output, force=args.force, suffixes=OUTPUT_SUFFIXES)
     summaries = common.prepared(args).summaries
     slot = args.slot_filter
     if slot is None and args.day is None:  # all cells of the busiest slot (most records)
@@ -39,18 +90,65 @@ def run(args: argparse.Namespace) -> Any:
     rows = gridset.select_grids(summaries, slot=slot, day=args.day)
     gs = gridset.GridSet.from_summaries(rows)
     epsilons = common.epsilons(args.epsilon)
+    if args.publish:
+        return _publish(args, gs, epsilons[0], slot, target)
     out = {"slot": slot, "day": args.day, **accounting.compose(gs, epsilons, args.upper)}
-    if args.release:
-        if len(epsilons) != 1:
-            raise HexplorerError("--release needs exactly one --epsilon value.")
-        result = chop.chop_user(gs, epsilons[0], upper=args.upper)
+    if args.simulate:
+        eps = epsilons[0]
+        keep = None
+        from core.publish.city import user_charges
+
+        k = gs.max_grids_per_user
+        if args.accounting == "chop":
+            result = chop.chop_user(gs, eps, upper=args.upper)
+            keep, k = result.retained, result.k_final
         table = grids.release_grids(
-            gs, epsilons[0], upper=args.upper, rng=common.rng(args.seed), retained=result.retained
+            gs, eps, upper=args.upper, rng=common.rng(args.seed), retained=keep
         )
-        out["release_privacy_loss"] = result.privacy_loss
-        out["release"] = table.to_dict(orient="records")
+        out.update(
+            simulated=True,
+            accounting=args.accounting,
+            release_privacy_loss=float(user_charges(gs, eps, args.accounting, k).max()),
+            release=table.to_dict(orient="records"),
+        )
     return out
 
 
-# ---------------------------------------------------------------------------------------------
-# Parser and output
+def _publish(args, gs, epsilon: float, slot, target) -> dict[str, Any]:
+    from core.publish import city, files
+
+    published = city.publish_grids(
+        gs,
+        epsilon,
+        upper=args.upper,
+        accounting=args.accounting,
+        dataset=args.data or "demo",
+        ledger=args.ledger,
+        namespace=args.namespace,
+        budget=args.budget,
+    )
+    rel = published.release
+    table = files.city_table(rel)
+    out: dict[str, Any] = {
+        "slot": slot,
+        "day": args.day,
+        "grids": gs.n_grids,
+        "published": True,
+        "reused": published.reused,
+        "release_id": rel.release_id,
+        "created": rel.created,
+        "ledger": str(published.ledger),
+        "epsilon": rel.epsilon,
+        "accounting": rel.accounting,
+        "privacy_loss": rel.privacy_loss,
+        "k": rel.k,
+        "suppressed_pairs": rel.suppressed_pairs,
+        **common.ledger_report(published.summary),
+        "release": table[["hat", "cell", "slot", "noisy_mean", "noisy_var"]].to_dict(
+            orient="records"
+        ),
+    }
+    if target is not None:
+        files.write_table(table, target)
+        out["output"] = str(target)
+    return out

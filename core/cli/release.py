@@ -6,6 +6,7 @@ import argparse
 from typing import Any
 
 from core.cli import common
+from core.errors import HexplorerError
 
 
 def register(sub: Any, data: argparse.ArgumentParser, names: list[str]) -> None:
@@ -19,10 +20,12 @@ def register(sub: Any, data: argparse.ArgumentParser, names: list[str]) -> None:
         "--seed",
         type=int,
         help="simulate with this seed (nothing is published); without it the release is published: "
-        "OpenDP noise, recorded in the ledger, the same request returns the recorded value",
+        "OpenDP noise, recorded in the ledger, charged to each user, the same request returns the "
+        "recorded value",
     )
-    p.add_argument(
-        "--ledger", metavar="FILE", help="ledger of published releases [~/.hexplorer/ledger.jsonl]"
+    common.add_ledger_options(p)
+    common.add_output_options(
+        p, "FILE", "write the published release to FILE (.csv, .parquet or .geojson)"
     )
     p.set_defaults(func=run)
 
@@ -45,6 +48,18 @@ def release_dict(release, hat) -> dict[str, Any]:
 def run(args: argparse.Namespace) -> Any:
     from core import mechanisms
 
+    if args.seed is not None:
+        for flag in ("output", "budget", "namespace", "ledger"):
+            if getattr(args, flag) is not None:
+                raise HexplorerError(
+                    f"--{flag} is for published releases; drop --seed to publish "
+                    "(a simulated release is never recorded or written)."
+                )
+    from core.publish.files import OUTPUT_SUFFIXES
+
+    target = None
+    if args.output is not None:
+        target = common.output_path(args.output, force=args.force, suffixes=OUTPUT_SUFFIXES)
     hat = common.hat_of(args)
     (epsilon,) = common.epsilons([args.epsilon])
     if args.seed is not None:
@@ -57,6 +72,7 @@ def run(args: argparse.Namespace) -> Any:
         out["published"] = False
         return out
     from core import publish
+    from core.publish import files
 
     published = publish.publish(
         args.mechanism,
@@ -65,13 +81,19 @@ def run(args: argparse.Namespace) -> Any:
         m_ub=args.m_ub,
         dataset=args.data or "demo",
         ledger=args.ledger,
+        namespace=args.namespace,
+        budget=args.budget,
     )
     out = release_dict(published.release, hat)
-    book = publish.Ledger(published.ledger)
     out.update(
         published=True,
         reused=published.reused,
+        release_id=published.release_id,
+        created=published.entry.created,
         ledger=str(published.ledger),
-        epsilon_spent_on_hat=book.epsilon_spent(published.entry.fingerprint, hat.hat),
+        **common.ledger_report(published.summary),
     )
+    if target is not None:
+        files.write_table(files.hat_table(published.entry), target)
+        out["output"] = str(target)
     return out

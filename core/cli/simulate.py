@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -19,27 +18,21 @@ def register(sub: Any, data: argparse.ArgumentParser, names: list[str]) -> None:
     p.add_argument("--trials", required=True, type=int, metavar="N")
     p.add_argument("--m-ub", type=int, metavar="M")
     p.add_argument("--seed", type=int)
-    p.add_argument("--output", required=True, metavar="FILE.npy")
+    common.add_output_options(p, "FILE.npy", "where to save the outputs (.npy)", required=True)
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> Any:
     from core.mechanisms import run_mechanism
 
-    if not args.output.endswith(".npy"):
-        raise HexplorerError(f"--output must name a .npy file. Got {args.output!r} instead.")
-    folder = Path(args.output).parent
-    if not folder.is_dir():
-        raise HexplorerError(
-            f"--output folder {str(folder)!r} does not exist. Got {args.output!r}."
-        )
+    target = common.output_path(args.output, force=args.force, suffixes=(".npy",))
     hat = common.hat_of(args)
     (epsilon,) = common.epsilons([args.epsilon])
     draws = run_mechanism(
         args.mechanism, hat, epsilon, m_ub=args.m_ub, rng=common.rng(args.seed), size=args.trials
     )
     try:
-        np.save(args.output, draws.estimates)
+        np.save(target, draws.estimates)
     except OSError as exc:
         raise HexplorerError(
             f"--output {args.output!r} cannot be written: {exc.strerror}."

@@ -1,4 +1,6 @@
-"""``hexplorer worstcase``: worst-case error, m^(eps) and its staircase (SPEC section 4)."""
+"""``hexplorer worstcase``: worst-case error, m^(eps) and its staircase (SPEC section 4); with
+``--all``, every HAT's worst-case error of a mechanism at eps (``core.citywide.errors``), one row
+per HAT, as JSON, a table, CSV or GeoJSON."""
 
 from __future__ import annotations
 
@@ -21,6 +23,30 @@ def register(sub: Any, data: argparse.ArgumentParser, names: list[str]) -> None:
     )
     p.add_argument("--epsilon", required=True, type=float, nargs="+", metavar="E")
     p.add_argument("--noise-measure", choices=["mean", "std"], default="mean")
+    group = p.add_argument_group("every HAT at once (--all)")
+    group.add_argument(
+        "--all", action="store_true", help="one row per HAT of the file (or --slot-filter/--day)"
+    )
+    group.add_argument(
+        "--mechanism",
+        default="opt-arrayavg",
+        choices=names,
+        metavar="NAME",
+        help="with --all: the mechanism at its m_UB rule [opt-arrayavg]; one without an analytic "
+        "worst case needs --trials (simulated 90%% quantile of |error|)",
+    )
+    group.add_argument("--slot-filter", metavar="SLOT", help="with --all: only this slot's HATs")
+    group.add_argument("--day", metavar="YYYY-MM-DD", help="with --all: only this day's HATs")
+    group.add_argument(
+        "--trials",
+        type=int,
+        metavar="N",
+        help="with --all: also simulate N runs per HAT for the 90%% quantile of |error|",
+    )
+    group.add_argument("--seed", type=int, default=0, help="seed of --trials [0]")
+    common.add_output_options(
+        group, "FILE.csv|FILE.geojson", "with --all: write the rows (GeoJSON: hexagon polygons)"
+    )
     p.set_defaults(func=run)
 
 
@@ -60,6 +86,16 @@ def run(args: argparse.Namespace) -> Any:
     from core.params import check_upper
 
     upper = check_upper(args.upper)
+    if args.all:
+        return run_all(args, upper)
+    for flag, value in (
+        ("--output", args.output),
+        ("--slot-filter", args.slot_filter),
+        ("--day", args.day),
+        ("--trials", args.trials),
+    ):
+        if value is not None:
+            raise HexplorerError(f"{flag} needs --all (every HAT at once).")
     if args.counts is not None:
         if args.data is not None:
             raise HexplorerError("Give either DATA or --counts, not both.")
@@ -100,3 +136,79 @@ def run(args: argparse.Namespace) -> Any:
         "m_convex": int(wc.m_convex(counts)),
         "m_median": int(wc.median_count(counts)),
     }
+
+
+def run_all(args: argparse.Namespace, upper: float) -> Any:
+    """Every HAT's worst-case error (and with --trials its simulated 90% quantile) at each eps."""
+    import pandas as pd
+
+    from core.citywide import errors
+    from core.citywide.gridset import grid_set
+    from core.params import check_positive_int
+    from core.plan import ANALYTIC_MECHANISMS
+
+    if args.counts is not None:
+        raise HexplorerError("--all reads DATA (every HAT), not --counts.")
+    analytic = args.mechanism in ANALYTIC_MECHANISMS
+    if not analytic and args.trials is None:
+        raise HexplorerError(
+            f"{args.mechanism} has no analytic worst case ({', '.join(ANALYTIC_MECHANISMS)} do); "
+            "add --trials N to simulate its 90% quantile of |error|."
+        )
+    trials = None if args.trials is None else check_positive_int("trials", args.trials)
+    target = None
+    if args.output is not None:
+        target = common.output_path(args.output, force=args.force, suffixes=(".csv", ".geojson"))
+    epsilons = common.epsilons(args.epsilon)
+    grids = grid_set(common.prepared(args).summaries, slot=args.slot_filter, day=args.day)
+    table = (
+        errors.error_table(grids, upper=upper, noise_measure=args.noise_measure)
+        if analytic
+        else None
+    )
+    frames = []
+    for epsilon in epsilons:
+        if table is not None:
+            frame = errors.errors_at(table, epsilon, args.mechanism).frame()
+        else:
+            frame = pd.DataFrame(
+                {
+                    "hat": grids.hats.astype(str),
+                    "cell": grids.cells.astype(str),
+                    "slot": grids.slots.astype(str),
+                    "users": grids.users_per_grid,
+                    "records": grids.records,
+                    "m_ub": pd.array([pd.NA] * grids.n_grids, dtype="Int64"),
+                    "worst_case_error": float("nan"),
+                    "mechanism": args.mechanism,
+                    "epsilon": epsilon,
+                }
+            )
+        frame["noise_measure"] = args.noise_measure
+        if trials is not None:
+            sim = errors.simulated_quantiles(
+                grids, epsilon, args.mechanism, upper=upper, n_runs=trials, seed=args.seed
+            )
+            if table is None:
+                frame["m_ub"] = sim["m_ub"].to_numpy()
+            frame["q90_error"] = sim["quantile"].to_numpy()
+            frame["q90_se"] = sim["standard_error"].to_numpy()
+            frame["trials"] = trials
+            frame["seed"] = args.seed
+        frames.append(frame)
+    rows = pd.concat(frames, ignore_index=True)
+    if target is None:
+        return [{k: errors._json_value(v) for k, v in r.items()} for r in rows.to_dict("records")]
+    try:
+        if target.suffix.lower() == ".csv":
+            rows.to_csv(target, index=False)
+        else:
+            import json
+
+            with open(target, "w", encoding="utf-8") as fh:
+                json.dump(errors.hexagon_geojson(rows), fh, allow_nan=False)
+    except OSError as exc:
+        raise HexplorerError(
+            f"--output {args.output!r} cannot be written: {exc.strerror}."
+        ) from None
+    return {"output": str(target), "rows": int(len(rows)), "hats": grids.n_grids}

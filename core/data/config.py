@@ -33,6 +33,8 @@ _UNIT_SECONDS = {
     "day": 86400,
     "days": 86400,
 }
+MAX_SLOT_SECONDS = 3650 * 86400
+"""Longest absolute window (ten years); longer ones overflow the microsecond arithmetic."""
 _DURATION = re.compile(r"^\s*(\d+)\s*([a-zA-Z]+)\s*$")
 
 
@@ -71,6 +73,11 @@ def slot_seconds(slot: str) -> int | None:
     if seconds <= 0:
         raise HexplorerError(
             f"The 'slot' parameter must be a positive duration. Got {slot!r} instead."
+        )
+    if seconds > MAX_SLOT_SECONDS:
+        raise HexplorerError(
+            f"The 'slot' parameter must be at most {MAX_SLOT_SECONDS // 86400} days. "
+            f"Got {slot!r} instead."
         )
     return seconds
 

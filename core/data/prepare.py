@@ -67,6 +67,12 @@ class PrepReport:
         Values moved into [0, U]: ``clamped_low`` (negative, set to 0) + ``clamped_high`` (> U).
     records, users, hats, cells, slots : int
         What remains: records aggregated, distinct users, HATs, cells, slots.
+    duplicates : int
+        Kept rows that repeat an earlier kept row exactly (user, place, time and value): counted
+        as records like any other (the SPEC defines records as given), and reported because
+        they raise a user's m and are usually copies.
+    notes : tuple of str
+        Other things worth knowing, e.g. timestamps carrying different UTC offsets.
     """
 
     rows_read: int
@@ -82,6 +88,8 @@ class PrepReport:
     cells: int
     slots: int
     upper: float = 65.0
+    duplicates: int = 0
+    notes: tuple[str, ...] = ()
 
     @property
     def n_rejected(self) -> int:
@@ -106,11 +114,22 @@ class PrepReport:
             )
         else:
             out.append(f"No value needed clamping into [0, {self.upper:g}].")
+        if self.duplicates:
+            out.append(
+                f"{self.duplicates:,} rows repeat an earlier row exactly (same user, place, time "
+                "and value) and count as records; remove them first if they are copies."
+            )
+        out.extend(self.notes)
         out.append(
             f"{self.records:,} records from {self.users:,} users in {self.hats:,} HATs "
             f"({self.cells:,} cells x {self.slots:,} slots)."
         )
         return out
+
+    @property
+    def worth_noting(self) -> bool:
+        """Whether preparation rejected, clamped or noticed anything (the CLI then says so)."""
+        return bool(self.n_rejected or self.clamped or self.duplicates or self.notes)
 
 
 @dataclass(frozen=True, kw_only=True, eq=False)
@@ -187,15 +206,18 @@ def prepare_file(
     fmt: str | None = None,
     *,
     timings: dict[str, float] | None = None,
+    max_bytes: int | None = None,
 ) -> Prepared:
     """Prepare a CSV or Parquet file directly with polars (the fast path for big files).
 
     Same result as ``prepare(read_table(path), columns, config)``, reading only the five mapped
     columns. ``path`` may also be bytes or a file object, as for :func:`read_table`. If a dict
     is given as ``timings``, the seconds spent in each phase are stored in it (for the bench).
+    With ``max_bytes``, a file whose estimated memory (``core.data.io.estimate_memory``) is
+    larger is refused with a :class:`HexplorerError` before it is parsed.
     """
     clock = _Clock(timings)
-    frame = read_polars(path, fmt, columns=list(columns.as_tuple()))
+    frame = read_polars(path, fmt, columns=list(columns.as_tuple()), max_bytes=max_bytes)
     clock.tick("read")
     return _prepare_polars(frame, columns, config, clock)
 
@@ -281,6 +303,13 @@ def _time_us(frame: pl.DataFrame, col: str) -> tuple[pl.Expr, pl.Expr]:
     return pl.lit(parsed), missing
 
 
+def _time_kind(dtype: pl.DataType) -> str:
+    """What a time column's values must be, for the rejection reason."""
+    if dtype.is_numeric():
+        return f"epoch seconds in [-{_MAX_EPOCH_S:.0e}, {_MAX_EPOCH_S:.0e}] (numbers are read as seconds)"
+    return "a valid time"
+
+
 _TIME_FORMATS = (
     "%Y-%m-%d %H:%M:%S",
     "%Y-%m-%dT%H:%M:%S",
@@ -321,6 +350,39 @@ def _parse_time_text(text: pl.Series) -> pl.Series:
     return parsed.dt.epoch("us").alias("t_us")
 
 
+_ZONE_RE = r"([Zz]|[+-]\d{2}:?\d{2})$"
+
+
+def _zone_note(frame: pl.DataFrame, col: str) -> str | None:
+    """A note when text timestamps mix UTC offsets (or offsets and none): each is read as the
+    wall-clock time it shows, so records of different zones share slots by local time."""
+    if frame.schema[col] != pl.String:
+        return None
+    text = frame.get_column(col).str.strip_chars()
+    if not text.str.contains(_OFFSET_RE).any():
+        return None
+    zones = text.drop_nulls().str.extract(_ZONE_RE).unique().to_list()
+    if len(zones) < 2:
+        return None
+    shown = sorted(z if z is not None else "none" for z in zones)
+    listed = ", ".join(shown[:5]) + (", ..." if len(shown) > 5 else "")
+    return (
+        f"Timestamps carry {len(shown)} different UTC offsets ({listed}); each was read as the "
+        "wall-clock time it shows, not converted to one zone."
+    )
+
+
+def _check_types(frame: pl.DataFrame, names: tuple[str, ...]) -> None:
+    """Refuse columns no record field can come from (lists, structs, binary) in one line."""
+    for name in names:
+        dtype = frame.schema[name]
+        if dtype.is_nested() or dtype in (pl.Binary, pl.Object):
+            raise HexplorerError(
+                f"Column '{name}' holds {dtype} values; a record field must be text, a number "
+                "or a time."
+            )
+
+
 def _prepare_polars(
     frame: pl.DataFrame, columns: ColumnMap, config: PrepConfig, clock: _Clock | None = None
 ) -> Prepared:
@@ -328,6 +390,7 @@ def _prepare_polars(
     if frame.height == 0:
         raise HexplorerError("The data has no rows.")
     ucol, latcol, loncol, tcol, vcol = columns.as_tuple()
+    _check_types(frame, columns.as_tuple())
     schema = frame.schema
     user = pl.col(ucol).cast(pl.String).str.strip_chars()  # " a" and "a " are one user
     user_missing = user.is_null() | user.str.contains(r"^\s*$")
@@ -345,7 +408,7 @@ def _prepare_polars(
         (lon.is_null() | ~lon.is_finite(), f"{loncol} not a number"),
         ((lon < -180) | (lon > 180), f"{loncol} outside [-180, 180]"),
         (t_missing, f"missing {tcol}"),
-        (t_us.is_null(), f"{tcol} not a valid time"),
+        (t_us.is_null(), f"{tcol} not {_time_kind(schema[tcol])}"),
         (val_missing, f"missing {vcol}"),
         (val.is_null() | ~val.is_finite(), f"{vcol} not a number"),
     ]
@@ -407,9 +470,10 @@ def _prepare_polars(
         slot_key = ((t // _US_PER_H) % 24 + 24) % 24
     else:
         slot_key = t // (cast(int, config.slot_seconds) * _US_PER_S)
-    work = work.filter(pl.Series(keep)).select(
-        "user", "lat", "lon", slot_key.alias("slot"), "value"
-    )
+    work = work.filter(pl.Series(keep))
+    fields = pl.struct("user", "lat", "lon", "t_us", "value").hash()
+    duplicates = work.height - int(work.select(fields.n_unique()).item())
+    work = work.select("user", "lat", "lon", slot_key.alias("slot"), "value")
 
     clock.tick("reject and drop zeros")
     upper = config.upper
@@ -450,6 +514,8 @@ def _prepare_polars(
         cells=int(agg.get_column("cell").n_unique()),
         slots=int(agg.get_column("slot").n_unique()),
         upper=upper,
+        duplicates=duplicates,
+        notes=tuple(n for n in (_zone_note(frame, tcol),) if n is not None),
     )
     clock.tick("report")
     return Prepared(summaries=summaries, report=report, config=config, columns=columns)

@@ -16,11 +16,14 @@ Modules: ``noise`` (OpenDP Laplace), ``ledger`` (the ledger), ``single`` (one HA
 
 from core.publish.ledger import (
     DEFAULT_LEDGER,
+    DEFAULT_NAMESPACE,
     LEDGER_ENV,
     LEDGER_VERSION,
+    BudgetExceeded,
     Ledger,
     LedgerEntry,
-    Spent,
+    Record,
+    Summary,
     fingerprint,
     ledger_path,
 )
@@ -29,12 +32,15 @@ from core.publish.single import Published, publish
 
 __all__ = [
     "DEFAULT_LEDGER",
+    "DEFAULT_NAMESPACE",
     "LEDGER_ENV",
     "LEDGER_VERSION",
+    "BudgetExceeded",
     "Ledger",
     "LedgerEntry",
     "Published",
-    "Spent",
+    "Record",
+    "Summary",
     "fingerprint",
     "ledger_path",
     "opendp_laplace",

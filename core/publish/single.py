@@ -4,11 +4,15 @@ The split between the mechanism and the noise uses :class:`core.mechanisms.Draws
 ``run_mechanism(..., size=1)`` gives the run's ``noiseless`` value (the clipped mean for the run's
 privately chosen interval) and the Laplace ``noise_scale``; its own numpy Laplace draw is discarded
 and replaced by OpenDP's.
+
+Every user of the HAT is charged ε in the ledger (user-level DP: the whole release is ε-DP for
+each of its L users), whatever the HAT's label, so the same fleet released at another H3
+resolution, slot or U adds up per user.
 """
 
 from __future__ import annotations
 
-import datetime as _dt
+import json
 import os
 import secrets
 from dataclasses import dataclass
@@ -19,8 +23,20 @@ import numpy as np
 from core.errors import HexplorerError
 from core.hat import HatData
 from core.mechanisms import Release, resolve, run_mechanism
-from core.publish.ledger import LEDGER_VERSION, Ledger, LedgerEntry, fingerprint
+from core.publish.ledger import (
+    Ledger,
+    LedgerEntry,
+    Record,
+    Summary,
+    check_namespace,
+    fingerprint,
+    now,
+    software_version,
+)
 from core.publish.noise import opendp_laplace, sampler_name
+
+#: The accounting label of a single-HAT release: ε charged to each of its users.
+SINGLE_ACCOUNTING = "single-hat"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -33,17 +49,32 @@ class Published:
         The published values (``noiseless`` and ``true_mean`` are NaN: a published release
         never carries them).
     entry : LedgerEntry
-        The ledger record.
+        The recorded release.
+    record : Record
+        The ledger's record (release id, namespace, charges' summary).
     reused : bool
         True when the ledger already held this request and its recorded release was returned.
     ledger : pathlib.Path
         The ledger file.
+    summary : Summary
+        The ledger after this request: largest cumulative ε of any user, users near the budget.
     """
 
     release: Release
     entry: LedgerEntry
+    record: Record
     reused: bool
     ledger: Path
+    summary: Summary
+
+    @property
+    def release_id(self) -> str:
+        return self.record.release_id
+
+
+def request_key(fp: str, hat: str | None, mechanism: str, epsilon: float, m_ub) -> str:
+    """The ledger's request key of a single-HAT release (JSON text)."""
+    return json.dumps(["hat", fp, hat, mechanism, epsilon, m_ub])
 
 
 def publish(
@@ -54,6 +85,8 @@ def publish(
     m_ub: int | None = None,
     dataset: str | None = None,
     ledger: str | os.PathLike | Ledger | None = None,
+    namespace: str | None = None,
+    budget: float | None = None,
 ) -> Published:
     """Publish one release of ``mechanism`` on ``hat`` with privacy loss ``epsilon`` (SPEC §7).
 
@@ -63,7 +96,7 @@ def publish(
         A name from ``core.mechanisms.MECHANISMS``.
     hat : HatData
     epsilon : float
-        Total privacy loss of the release (> 0).
+        Total privacy loss of the release (> 0), charged to each of the HAT's users.
     m_ub : int, optional
         Overrides the mechanism's default m_UB (resolved before the ledger lookup, so asking
         with the default explicitly or implicitly is the same request).
@@ -71,7 +104,11 @@ def publish(
         A label of where the data came from (recorded, not part of the key: the key uses the
         content fingerprint, so a renamed file does not get fresh noise).
     ledger : path, Ledger or None
-        The ledger (default ``$HEXPLORER_LEDGER`` or ``~/.hexplorer/ledger.jsonl``).
+        The ledger (default ``$HEXPLORER_LEDGER`` or ``~/.hexplorer/ledger.sqlite``).
+    namespace : str, optional
+        The users' namespace in the ledger (default ``"default"``).
+    budget : float, optional
+        Set the ledger's budget (persisted) before checking this request against it.
 
     Returns
     -------
@@ -81,17 +118,20 @@ def publish(
 
     Raises
     ------
+    BudgetExceeded
+        The release would take some user past the budget; nothing recorded.
     HexplorerError
-        Bad input (as ``run_mechanism``), a corrupted ledger line, an unwritable ledger.
+        Bad input (as ``run_mechanism``), a damaged ledger, an unwritable ledger.
     NotApplicableError
         No array can be formed.
     """
     book = ledger if isinstance(ledger, Ledger) else Ledger(ledger)
     mech, epsilon, m_ub_resolved, _ = resolve(mechanism, hat, epsilon, m_ub)
+    ns = check_namespace(namespace)
     fp = fingerprint(hat)
-    key = (fp, hat.hat, mech.name, epsilon, m_ub_resolved)
+    request = request_key(fp, hat.hat, mech.name, epsilon, m_ub_resolved)
 
-    def make_entry() -> LedgerEntry:
+    def draw() -> dict:
         # Non-Laplace randomness (interval selection) from OS entropy, never a user seed.
         rng = np.random.default_rng(secrets.randbits(128))
         draws = run_mechanism(mech.name, hat, epsilon, m_ub=m_ub_resolved, rng=rng, size=1)
@@ -99,35 +139,53 @@ def publish(
         scale = float(draws.noise_scale[0])
         sens = float(draws.sensitivity[0])
         noisy, lap_eps = opendp_laplace([noiseless], scale, sens)
-        estimate = float(noisy[0])
-        budget = epsilon * mech.laplace_share
-        if lap_eps > budget * (1.0 + 1e-9):
+        share = epsilon * mech.laplace_share
+        if lap_eps > share * (1.0 + 1e-9):
             raise HexplorerError(
                 f"Refusing to publish: OpenDP charges eps={lap_eps!r} for the Laplace step of "
-                f"{mech.name}, more than its share of the requested epsilon ({budget!r})."
+                f"{mech.name}, more than its share of the requested epsilon ({share!r})."
             )
         clip = None
         if draws.clip_lo is not None and draws.clip_hi is not None:
             clip = [float(draws.clip_lo[0]), float(draws.clip_hi[0])]
-        return LedgerEntry(
-            version=LEDGER_VERSION,
-            created=_dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
-            fingerprint=fp,
-            hat=hat.hat,
-            mechanism=mech.name,
-            epsilon=epsilon,
-            m_ub=m_ub_resolved,
-            estimate=estimate,
-            sensitivity=sens,
-            noise_scale=scale,
-            n_arrays=None if draws.n_arrays is None else int(draws.n_arrays),
-            clip_interval=clip,
-            threshold=None if draws.threshold is None else float(draws.threshold[0]),
-            dataset=dataset,
-            sampler=sampler_name(),
-            laplace_epsilon=lap_eps,
-            note=draws.note,
-        )
+        return {
+            "created": now(),
+            "fingerprint": fp,
+            "hat": hat.hat,
+            "mechanism": mech.name,
+            "epsilon": epsilon,
+            "m_ub": m_ub_resolved,
+            "estimate": float(noisy[0]),
+            "sensitivity": sens,
+            "noise_scale": scale,
+            "n_arrays": None if draws.n_arrays is None else int(draws.n_arrays),
+            "clip_interval": clip,
+            "threshold": None if draws.threshold is None else float(draws.threshold[0]),
+            "dataset": dataset,
+            "sampler": sampler_name(),
+            "laplace_epsilon": lap_eps,
+            "note": draws.note,
+            "upper": hat.upper,
+            "version": software_version(),
+        }
 
-    entry, reused = book.record_once(key, make_entry)
-    return Published(release=entry.to_release(), entry=entry, reused=reused, ledger=book.path)
+    outcome = book.record_once(
+        request=request,
+        kind="hat",
+        namespace=ns,
+        epsilon=epsilon,
+        accounting=SINGLE_ACCOUNTING,
+        user_ids=[str(u) for u in hat.user_ids],
+        charges=np.full(hat.n_users, epsilon),
+        draw=draw,
+        budget=budget,
+    )
+    entry = LedgerEntry.from_record(outcome.record, book.path)
+    return Published(
+        release=entry.to_release(),
+        entry=entry,
+        record=outcome.record,
+        reused=outcome.reused,
+        ledger=book.path,
+        summary=outcome.summary,
+    )

@@ -16,7 +16,15 @@ import plotly.graph_objects as go
 import pydeck as pdk
 
 from dashboard.common import maps
-from dashboard.common.figures import EPSILON_COLOR, epsilon_axis, figure, log_axis, vline
+from dashboard.common.colours import mechanism_colour
+from dashboard.common.figures import (
+    EPSILON_COLOR,
+    epsilon_axis,
+    figure,
+    label_at,
+    log_axis,
+    vline,
+)
 from dashboard.common.maps import LegendEntry, MapScale
 from dashboard.common.units import Units
 
@@ -43,6 +51,10 @@ def stat_label(statistic: str, units: Units | None = None) -> str:
     if statistic not in STATISTICS:
         raise KeyError(f"statistic must be one of {list(STATISTICS)}, got {statistic!r}")
     return f"mean ({u.value})" if statistic == "mean" else f"variance ({u.squared})"
+
+
+COVERAGE_COLOR = "#7f7f7f"
+PLAN_COLOR = "#2ca02c"
 
 
 def fmt(value: float) -> str:
@@ -373,3 +385,54 @@ def error_chart(table: pd.DataFrame, *, threshold: float, epsilon: float) -> go.
         xaxis_title="grid (by decreasing error before CHOP-USER)",
         yaxis_title="worst-case error E_g",
     )
+
+
+def coverage_chart(
+    curve: pd.DataFrame,
+    *,
+    coverage: float,
+    planned: float | None,
+    epsilon: float,
+    mechanism: str,
+    target_label: str,
+) -> go.Figure:
+    """Share of HATs whose worst-case error is within the target, against ε (log x).
+
+    ``curve`` has columns epsilon, share (``core.plan.coverage_curve``); trace 0 is the curve in
+    the mechanism's colour. Shapes: the wanted share (horizontal, first), the planned ε
+    (``core.plan.city_plan``; when there is one) and the slider's ε.
+    """
+    colour = mechanism_colour(mechanism)
+    data = [
+        go.Scatter(
+            x=curve["epsilon"],
+            y=curve["share"],
+            name=f"{mechanism}: share within {target_label}",
+            mode="lines",
+            line=dict(color=colour, width=3, shape="hv"),
+            hovertemplate="ε = %{x:.3g}<br>share within target = %{y:.1%}<extra></extra>",
+        )
+    ]
+    shapes = [hline(coverage, COVERAGE_COLOR, 1, "dash")]
+    annotations = []
+    if planned is not None:
+        shapes.append(vline(planned, PLAN_COLOR, 2, "dash"))
+        annotations.append(label_at(planned, f" ε = {planned:.3g}", y=0.08))
+    shapes.append(vline(epsilon, EPSILON_COLOR, 1, "dot"))
+    return figure(
+        data,
+        f"Share of hexagons within {target_label} (worst case)",
+        shapes=shapes,
+        annotations=annotations,
+        xaxis=epsilon_axis("ε per hexagon"),
+        yaxis=dict(title="share of HATs within target", range=[0, 1.02], tickformat=".0%"),
+        showlegend=True,
+    )
+
+
+def hline(y: float, color: str, width: float = 1, dash: str = "solid") -> dict:
+    """A horizontal line across the plot at ``y`` (a layout shape)."""
+    return dict(
+        type="line", x0=0, x1=1, y0=y, y1=y, xref="paper", yref="y",
+        line=dict(color=color, width=width, dash=dash),
+    )  # fmt: skip

@@ -4,8 +4,8 @@ Thin calls into core, nothing mathematical (SPEC section 5 lives in ``core/multi
 Arguments are parameters (a :class:`~dashboard.compute.DataSpec`, the chosen slot or day, ε, a
 seed), so they form the cache key. The grid set is chosen exactly as ``hexplorer compose``
 chooses it (``--slot-filter`` or ``--day``), the release applies CHOP-USER's suppression and
-draws its noise from ``np.random.default_rng(seed)`` like ``hexplorer compose --release
---seed``, so the page and the CLI show the same numbers.
+draws its noise from ``np.random.default_rng(seed)`` like ``hexplorer compose --simulate
+--accounting chop --seed``, so the page and the CLI show the same numbers.
 """
 
 from __future__ import annotations
@@ -14,7 +14,8 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from core import multigrid, postprocess
+from core import multigrid, plan, postprocess
+from core.citywide import errors
 from core.errors import HexplorerError
 from core.multigrid import ChopResult, GridSet
 from dashboard.common import compute
@@ -146,4 +147,51 @@ def privacy_loss(
     """``core.multigrid.privacy_loss`` at ε: basic G·ε, by users ε·max G_ℓ, after CHOP-USER K·ε."""
     return multigrid.privacy_loss(
         grid_set(spec, slot, day), epsilon, chop(spec, slot, day, epsilon)
+    )
+
+
+# --- Plan from a target error (core.plan, core.citywide.errors) -----------------------------
+
+
+@_cache(max_entries=16)
+def error_table(
+    spec: DataSpec, slot: str | None, day: str | None, noise_measure: str
+) -> errors.ErrorTable:
+    """``core.citywide.errors.error_table`` of the chosen grids: every HAT's staircase, built
+    once per (data, grids, noise measure); each ε is then one vectorised lookup."""
+    return errors.error_table(
+        grid_set(spec, slot, day), upper=spec.upper, noise_measure=noise_measure
+    )
+
+
+@_cache(max_entries=64)
+def coverage_curve(
+    spec: DataSpec,
+    slot: str | None,
+    day: str | None,
+    noise_measure: str,
+    mechanism: str,
+    target: float,
+    epsilons: tuple[float, ...],
+) -> pd.DataFrame:
+    """``core.plan.coverage_curve``: epsilon, hats_within, hats_total, share."""
+    table = error_table(spec, slot, day, noise_measure)
+    return plan.coverage_curve(table, target, epsilons, mechanism)
+
+
+@_cache(max_entries=64)
+def city_plan(
+    spec: DataSpec,
+    slot: str | None,
+    day: str | None,
+    noise_measure: str,
+    mechanism: str,
+    target: float,
+    coverage: float,
+) -> plan.CityPlan:
+    """``core.plan.city_plan`` with the grids (so its user_loss runs CHOP-USER at the plan's ε),
+    as ``hexplorer plan --all`` computes it."""
+    table = error_table(spec, slot, day, noise_measure)
+    return plan.city_plan(
+        table, target, coverage=coverage, mechanism=mechanism, grids=grid_set(spec, slot, day)
     )

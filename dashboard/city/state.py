@@ -10,8 +10,10 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import streamlit as st
 
+from core.plan import ANALYTIC_MECHANISMS
 from dashboard.common import state
 
 MODE = "city_mode"  # "slot" | "day": all cells of one slot, or all HATs of one day
@@ -22,6 +24,9 @@ EPSILON = "city_epsilon"  # per-grid budget ε
 STATISTIC = "city_statistic"  # "mean" | "var": what the maps show
 SEED = "city_seed"  # seed of the simulated noise; "new noise" adds one
 RAW = "city_raw"  # show the raw noisy values instead of those post-processed into range
+TARGET = "city_target"  # target error (the data's unit) of the coverage curve
+COVERAGE = "city_coverage"  # the share of HATs that should be within the target
+PLAN_MECHANISM = "city_plan_mechanism"  # the mechanism whose worst case the plan reads
 
 MODES = ("slot", "day")
 STATISTICS = ("mean", "var")
@@ -31,15 +36,26 @@ EPSILON_OPTIONS = state.EPSILON_OPTIONS
 LOSS_EPSILONS: tuple[float, ...] = (0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0)
 """ε values of the privacy-loss curve (fixed, so that moving the slider does not rerun it)."""
 
+COVERAGE_EPSILONS: tuple[float, ...] = tuple(float(e) for e in np.geomspace(0.01, 100.0, 161))
+"""ε values of the coverage curve (40 per decade; fixed, so the slider does not rerun it)."""
+
+PLAN_MECHANISMS: tuple[str, ...] = ANALYTIC_MECHANISMS
+"""The mechanisms with an analytic worst case (the coverage curve needs one)."""
+
 DEFAULTS: dict[str, Any] = {
     MODE: "slot",
     EPSILON: 1.0,
     STATISTIC: "mean",
     SEED: 0,
     RAW: False,
+    TARGET: 5.0,
+    COVERAGE: 0.9,
+    PLAN_MECHANISM: "opt-arrayavg",
 }
 
-WIDGETS: tuple[str, ...] = (MODE, SLOT, DAY, MAP_SLOT, EPSILON, STATISTIC, SEED, RAW)
+WIDGETS: tuple[str, ...] = (
+    MODE, SLOT, DAY, MAP_SLOT, EPSILON, STATISTIC, SEED, RAW, TARGET, COVERAGE, PLAN_MECHANISM,
+)  # fmt: skip
 
 
 def _shadow(key: str) -> str:

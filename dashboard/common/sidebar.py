@@ -22,7 +22,7 @@ import streamlit as st
 
 from core.data import HOUR_OF_DAY
 from core.errors import HexplorerError
-from dashboard.common import compute, datadir, state, units
+from dashboard.common import compute, datadir, limits, state, units
 from dashboard.common.columns import detect_columns, detect_noun, detect_unit
 from dashboard.common.compute import DataSpec, Source
 
@@ -100,7 +100,10 @@ def _source_widget() -> tuple[Source | None, str | None]:
         help=HELP["source"],
     )
     limit = upload_limit_mb()
-    note = f"Uploads: CSV or Parquet up to {limit} MB."
+    note = (
+        f"Uploads: CSV or Parquet up to {limit} MB. A file that would need more than "
+        f"{limits.memory_budget_mb():,} MB of memory once read is refused."
+    )
     if root is not None:
         note += " Larger files: ask the operator to put them in the server's data directory."
     st.caption(note)

@@ -1,62 +1,229 @@
-"""One hexagon's plotly figures: counts histogram, E(m), the staircase, error against ε,
-Monte-Carlo MAE and simulated releases. Data in, ``go.Figure`` out; no st.* calls."""
+"""One hexagon's plotly figures: where releases land, records per user, E(m), the staircase,
+worst-case error and Monte-Carlo MAE against ε. Data in, ``go.Figure`` out; no st.* calls.
+
+Every builder takes the data's :class:`~dashboard.common.units.Units` (value unit, user noun) and
+writes them into its titles; labels read plain name first, symbol second (the glossary); each
+mechanism has its fixed colour (:func:`~dashboard.common.colours.mechanism_colour`).
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from dashboard.common.colours import mechanism_colour
+from dashboard.common.colours import mechanism_colour, rule_colour
 from dashboard.common.figures import (
     EPSILON_COLOR,
     M_UB_COLOR,
-    MARK_COLORS,
     epsilon_axis,
     figure,
     label_at,
     log_axis,
     vline,
 )
+from dashboard.common.units import Units
+
+# The page's ε range is 0.01–10; complete tick labels (plotly abbreviates minor log labels).
+EPSILON_TICKS = (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10)
+E1_COLOR, E2_COLOR = "#E69F00", "#56B4E9"
+DEFAULT_UNITS = Units()
+
+
+def eps_axis(title: str = "privacy loss ε") -> dict:
+    """A log x-axis for ε from 0.01 with complete tick labels."""
+    return {
+        **epsilon_axis(title),
+        "tickvals": list(EPSILON_TICKS),
+        "ticktext": [f"{v:g}" for v in EPSILON_TICKS],
+    }
+
+
+def _font(font_size: int | None) -> dict:
+    return {} if font_size is None else {"font": dict(size=font_size)}
+
+
+def _legend_line(name: str, color: str, dash: str = "solid", width: float = 2) -> go.Scatter:
+    """A legend entry for a layout line (a trace with no points: the label never overlaps)."""
+    return go.Scatter(
+        x=[None],
+        y=[None],
+        mode="lines",
+        name=name,
+        line=dict(color=color, dash=dash, width=width),
+        hoverinfo="skip",
+    )
+
+
+# --- Where releases land -------------------------------------------------------------------
+
+
+@dataclass(frozen=True, kw_only=True)
+class ReleaseSet:
+    """The simulated releases of one mechanism, as the distribution chart draws them."""
+
+    mechanism: str
+    title: str
+    values: np.ndarray
+    share_within: float
+
+
+def distribution_height(n: int) -> int:
+    """Pixel height of the distribution chart for ``n`` mechanisms."""
+    return max(330, 110 + 45 * n)
+
+
+def releases_distribution(
+    sets: Sequence[ReleaseSet],
+    *,
+    true_mean: float,
+    within: float,
+    epsilon: float,
+    units: Units = DEFAULT_UNITS,
+    raw: bool = False,
+    bins: int = 60,
+    font_size: int | None = None,
+) -> go.Figure:
+    """Where the simulated releases land: one density ridge per mechanism on a shared x axis.
+
+    Traces: 0 the ±``within`` band around the true mean (a filled rectangle), then one filled
+    ridge per entry of ``sets`` (its fixed colour; first set on top), then the true mean (a
+    vertical line). The x axis is the data's unit and spans 99 % of every set's releases and
+    the band; each ridge is the histogram of ``bins`` equal bins scaled to its own peak. The
+    mechanism's name and the share of its releases inside the band are printed above its ridge
+    (one annotation per set, in order).
+    """
+    n = len(sets)
+    lo = min([true_mean - within] + [float(np.quantile(s.values, 0.005)) for s in sets])
+    hi = max([true_mean + within] + [float(np.quantile(s.values, 0.995)) for s in sets])
+    if hi - lo < 1e-9:
+        lo, hi = lo - 1.0, hi + 1.0
+    edges = np.linspace(lo, hi, bins + 1)
+    centres = (edges[:-1] + edges[1:]) / 2.0
+    top = n - 1 + 0.95
+    band = go.Scatter(
+        x=[true_mean - within, true_mean + within, true_mean + within, true_mean - within],
+        y=[-0.1, -0.1, top, top],
+        fill="toself",
+        fillcolor="rgba(0,0,0,0.08)",
+        mode="lines",
+        line=dict(width=0),
+        name=f"±{within:g} {units.value} around the true mean",
+        hoverinfo="skip",
+    )
+    data: list = [band]
+    notes: list[dict] = []
+    for i, s in enumerate(sets):
+        offset = float(n - 1 - i)
+        hist = np.histogram(s.values, bins=edges)[0].astype(float)
+        peak = hist.max() if hist.max() > 0 else 1.0
+        heights = offset + 0.9 * hist / peak
+        share = hist / max(len(s.values), 1)
+        data.append(
+            go.Scatter(
+                x=np.concatenate([[edges[0]], centres, [edges[-1]]]),
+                y=np.concatenate([[offset], heights, [offset]]),
+                fill="toself",
+                mode="lines",
+                line=dict(color=mechanism_colour(s.mechanism), width=1.5),
+                fillcolor=mechanism_colour(s.mechanism),
+                opacity=0.75,
+                name=s.title,
+                showlegend=False,
+                customdata=np.concatenate([[0.0], share, [0.0]]),
+                hovertemplate=(
+                    f"{s.title}<br>%{{x:.2f}} {units.value}: "
+                    "%{customdata:.1%} of releases<extra></extra>"
+                ),
+            )
+        )
+        notes.append(
+            dict(
+                x=0.0,
+                xref="paper",
+                y=offset + 0.55,
+                yref="y",
+                xanchor="left",
+                yanchor="bottom",
+                showarrow=False,
+                text=f"{s.title} · {s.share_within:.0%} within ±{within:g} {units.value}",
+                font=dict(color=mechanism_colour(s.mechanism)),
+                bgcolor="rgba(255,255,255,0.75)",
+            )
+        )
+    data.append(
+        go.Scatter(
+            x=[true_mean, true_mean],
+            y=[-0.1, top],
+            mode="lines",
+            line=dict(color="#000000", width=2),
+            name=f"true mean {true_mean:.2f} {units.value}",
+            hoverinfo="skip",
+        )
+    )
+    kind = "raw releases (not clamped)" if raw else "releases (clamped into [0, U])"
+    return figure(
+        data,
+        f"Where {kind} land at ε = {epsilon:g}",
+        xaxis=dict(title=f"released mean ({units.value})", range=[lo, hi]),
+        yaxis=dict(showticklabels=False, showgrid=False, range=[-0.15, n + 0.05], fixedrange=True),
+        annotations=notes,
+        height=distribution_height(n),
+        showlegend=True,
+        **_font(font_size),
+    )
+
+
+# --- The worst case --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, kw_only=True)
+class Mark:
+    """A vertical mark on the records-per-user histogram: an m_UB rule's value."""
+
+    label: str
+    m: int
+    colour: str
 
 
 def counts_histogram(
     counts: Sequence[int] | np.ndarray,
     *,
     m_ub: int,
-    marks: Mapping[str, int] | None = None,
+    marks: Sequence[Mark] = (),
+    units: Units = DEFAULT_UNITS,
+    font_size: int | None = None,
 ) -> go.Figure:
-    """Histogram of records per user (bus) with m_UB and each mechanism default marked.
+    """Histogram of records per user with m_UB and each m_UB rule's value marked.
 
     Trace 0 is the histogram (``x`` = the counts as given). The vertical lines are layout
-    shapes: first m_UB, then one per entry of ``marks`` (label -> m), in order; the
-    annotations follow the same order.
+    shapes: first m_UB, then one per mark, in order. Their labels are legend entries (traces
+    1, 2, … with no points, same order and colours), so they never overlap each other or the bars.
     """
     counts = np.asarray(counts)
     shapes = [vline(m_ub, M_UB_COLOR, 3)]
-    notes = [label_at(m_ub, f"m_UB = {m_ub}")]
-    for i, (label, m) in enumerate((marks or {}).items()):
-        shapes.append(vline(m, MARK_COLORS.get(label, "#444"), 1.5, "dash"))
-        notes.append(
-            label_at(m, f"{label} = {m}", y=0.92 - 0.09 * i, xanchor="right" if i % 2 else "left")
-        )
+    legend = [_legend_line(f"records kept per {units.user} m_UB = {m_ub}", M_UB_COLOR, width=3)]
+    for mark in marks:
+        shapes.append(vline(mark.m, mark.colour, 1.5, "dash"))
+        legend.append(_legend_line(mark.label, mark.colour, "dash"))
     trace = go.Histogram(
         x=counts,
-        name="buses",
-        marker_color="#4c78a8",
-        hovertemplate="records %{x}<br>buses %{y}<extra></extra>",
+        name=units.users,
+        marker_color="#9ab6d3",
+        showlegend=False,
+        hovertemplate=f"records %{{x}}<br>{units.users} %{{y}}<extra></extra>",
     )
     return figure(
-        [trace],
-        "Records per bus in this hexagon",
+        [trace, *legend],
+        f"Records per {units.user} in this hexagon-hour",
         shapes=shapes,
-        annotations=notes,
-        xaxis_title="records per bus (m)",
-        yaxis_title="buses",
+        xaxis_title=f"records per {units.user} (m)",
+        yaxis_title=units.users,
         bargap=0.05,
-        showlegend=False,
+        **_font(font_size),
     )
 
 
@@ -67,13 +234,15 @@ def error_curve(
     m_opt: int,
     bestfit_bias: float | None = None,
     epsilon: float,
+    units: Units = DEFAULT_UNITS,
+    font_size: int | None = None,
 ) -> go.Figure:
     """Worst-case error E(m) = E1 (clipping) + E2 (noise) against m, with its minimiser.
 
     ``curve`` has columns ``m``, ``clipping``, ``noise``, ``total``. Traces: 0 E1, 1 E2, 2 E,
     3 the minimiser m^(ε) (one marker), then, when given, the exact worst-case bias of the arrays
-    BestFit builds at m_UB (one marker, beside E1 which assumes full arrays). The m_UB line is
-    the first layout shape.
+    BestFit builds at m_UB (one marker, beside E1 which assumes full arrays), then the m_UB line's
+    legend entry. The m_UB line is the first layout shape.
     """
     m = curve["m"].to_numpy()
     at_opt = curve.loc[curve["m"] == m_opt, "total"]
@@ -81,17 +250,22 @@ def error_curve(
         go.Scatter(
             x=m,
             y=curve["clipping"],
-            name="E1 clipping (full-array model)",
-            line=dict(color="#ff7f0e"),
+            name="clipping error E1 (full arrays)",
+            line=dict(color=E1_COLOR),
         ),
-        go.Scatter(x=m, y=curve["noise"], name="E2 noise", line=dict(color="#1f77b4")),
-        go.Scatter(x=m, y=curve["total"], name="E = E1 + E2", line=dict(color="#000000", width=3)),
+        go.Scatter(x=m, y=curve["noise"], name="noise error E2", line=dict(color=E2_COLOR)),
+        go.Scatter(
+            x=m,
+            y=curve["total"],
+            name="worst-case error E = E1 + E2",
+            line=dict(color="#000000", width=3),
+        ),
         go.Scatter(
             x=[m_opt],
             y=[float(at_opt.iloc[0]) if len(at_opt) else np.nan],
             mode="markers",
-            name=f"minimiser m^(ε) = {m_opt}",
-            marker=dict(color=MARK_COLORS["m^(ε)"], size=12, symbol="star"),
+            name=f"lowest E: m^(ε) = {m_opt}",
+            marker=dict(color=rule_colour("opt"), size=12, symbol="star"),
         ),
     ]
     if bestfit_bias is not None:
@@ -100,17 +274,18 @@ def error_curve(
                 x=[m_ub],
                 y=[bestfit_bias],
                 mode="markers",
-                name="exact BestFit bias at m_UB",
-                marker=dict(color="#ff7f0e", size=11, symbol="diamond-open", line=dict(width=2)),
+                name="exact clipping bias of BestFit's arrays",
+                marker=dict(color=E1_COLOR, size=11, symbol="diamond-open", line=dict(width=2)),
             )
         )
+    data.append(_legend_line(f"your m_UB = {m_ub}", M_UB_COLOR))
     return figure(
         data,
-        f"Worst-case error E(m) at ε = {epsilon:g}",
+        f"Worst-case error against records kept per {units.user}, ε = {epsilon:g}",
         shapes=[vline(m_ub, M_UB_COLOR)],
-        annotations=[label_at(m_ub, f"m_UB = {m_ub}")],
-        xaxis_title="m_UB (m)",
-        yaxis_title="worst-case error (km/h)",
+        xaxis_title=f"records kept per {units.user} (m_UB)",
+        yaxis_title=f"worst-case error ({units.value})",
+        **_font(font_size),
     )
 
 
@@ -119,7 +294,9 @@ def staircase_chart(
     *,
     epsilon: float,
     m_current: int,
-    eps_range: tuple[float, float] = (0.05, 10.0),
+    eps_range: tuple[float, float] = (0.01, 10.0),
+    units: Units = DEFAULT_UNITS,
+    font_size: int | None = None,
 ) -> go.Figure:
     """The m^(ε) staircase: m^(ε) against ε (log axis), breakpoints marked, current ε drawn.
 
@@ -145,14 +322,18 @@ def staircase_chart(
             by.append(row.m)
     data = [
         go.Scatter(
-            x=xs, y=ys, mode="lines", name="m^(ε)", line=dict(color="#2ca02c", width=3, shape="hv")
+            x=xs,
+            y=ys,
+            mode="lines",
+            name="best records kept m^(ε)",
+            line=dict(color=rule_colour("opt"), width=3, shape="hv"),
         ),
         go.Scatter(
             x=bx,
             y=by,
             mode="markers",
             name="breakpoints",
-            marker=dict(color="#2ca02c", size=8),
+            marker=dict(color=rule_colour("opt"), size=8),
             hovertemplate="from ε = %{x:.4g}: m = %{y}<extra></extra>",
         ),
         go.Scatter(
@@ -165,109 +346,129 @@ def staircase_chart(
     ]
     return figure(
         data,
-        "The m^(ε) staircase",
+        f"Best records kept per {units.user} as ε grows (the m^(ε) staircase)",
         shapes=[vline(epsilon, EPSILON_COLOR, 1.5, "dot")],
-        xaxis=epsilon_axis(),
-        yaxis_title="m^(ε)",
+        xaxis=eps_axis(),
+        yaxis_title=f"records kept per {units.user} m^(ε)",
+        **_font(font_size),
     )
 
 
 WORST_CASE_LABELS = {
     "baseline": "Baseline",
-    "opt_arrayavg": "OPT-Array-Averaging E(m^(ε))",
-    "opt_bounding": "opt-bounding E^OPT",
+    "opt_arrayavg": "OPT-Array-Averaging at m^(ε)",
+    "opt_bounding": "Worst-case-optimal bounding E^OPT",
+}
+WORST_CASE_MECHANISMS = {
+    "baseline": "baseline",
+    "opt_arrayavg": "opt-arrayavg",
+    "opt_bounding": "opt-bounding",
 }
 
 
-def worst_case_vs_epsilon(curves: pd.DataFrame, *, epsilon: float) -> go.Figure:
+def worst_case_vs_epsilon(
+    curves: pd.DataFrame,
+    *,
+    epsilon: float,
+    target: float | None = None,
+    target_epsilon: float | None = None,
+    units: Units = DEFAULT_UNITS,
+    height: int = 400,
+    font_size: int | None = None,
+) -> go.Figure:
     """Worst-case error against ε (log-log) for Baseline, OPT-Array-Averaging and opt-bounding.
 
     ``curves`` has column ``epsilon`` and one column per key of ``WORST_CASE_LABELS``; one trace
-    per such column, in that order.
+    per such column, in that order, in its mechanism's colour. With a ``target`` error: a
+    horizontal line at it (the next trace) and, with ``target_epsilon``, a marker where it meets
+    the curve (the trace after). The current ε is the first layout shape.
     """
     data = [
-        go.Scatter(x=curves["epsilon"], y=curves[column], name=label, mode="lines")
+        go.Scatter(
+            x=curves["epsilon"],
+            y=curves[column],
+            name=label,
+            mode="lines",
+            line=dict(color=mechanism_colour(WORST_CASE_MECHANISMS[column])),
+        )
         for column, label in WORST_CASE_LABELS.items()
     ]
+    if target is not None:
+        eps = curves["epsilon"]
+        data.append(
+            go.Scatter(
+                x=[float(eps.min()), float(eps.max())],
+                y=[target, target],
+                mode="lines",
+                name=f"target {target:g} {units.value}",
+                line=dict(color="#555555", dash="dash", width=2),
+            )
+        )
+        if target_epsilon is not None:
+            data.append(
+                go.Scatter(
+                    x=[target_epsilon],
+                    y=[target],
+                    mode="markers",
+                    name=f"meets it at ε = {target_epsilon:.3g}",
+                    marker=dict(color="#555555", size=12, symbol="circle-open", line=dict(width=3)),
+                )
+            )
     return figure(
         data,
         "Worst-case error against ε",
         shapes=[vline(epsilon, EPSILON_COLOR, 1.5, "dot")],
-        xaxis=epsilon_axis(),
-        yaxis=log_axis("worst-case error (km/h)"),
+        xaxis=eps_axis(),
+        yaxis=log_axis(f"worst-case error ({units.value})"),
+        height=height,
+        **_font(font_size),
     )
 
 
-def mae_vs_epsilon(results: pd.DataFrame, *, epsilon: float, n_runs: int) -> go.Figure:
-    """Monte-Carlo MAE against ε (log-log), one trace per mechanism in order of appearance, each
-    in the mechanism's fixed colour (``mechanism_colour``).
+def mae_vs_epsilon(
+    results: pd.DataFrame,
+    *,
+    epsilon: float,
+    n_runs: int,
+    titles: Mapping[str, str] | None = None,
+    units: Units = DEFAULT_UNITS,
+    font_size: int | None = None,
+) -> go.Figure:
+    """Monte-Carlo MAE against ε (log-log), one trace per mechanism in order of appearance.
 
     ``results`` has columns ``mechanism``, ``epsilon``, ``mae`` (as ``core.evaluation``
-    returns them).
+    returns them). Each trace has its mechanism's fixed colour and is named by ``titles``.
     """
+    titles = titles or {}
     data = [
         go.Scatter(
             x=part["epsilon"],
             y=part["mae"],
-            name=str(name),
+            name=titles.get(str(name), str(name)),
             mode="lines+markers",
             line=dict(color=mechanism_colour(str(name))),
-            marker=dict(color=mechanism_colour(str(name))),
         )
         for name, part in results.groupby("mechanism", sort=False)
     ]
     return figure(
         data,
-        f"Monte-Carlo MAE against ε ({n_runs:,} runs per point)",
+        f"Mean absolute error against ε ({n_runs:,} simulated runs per point)",
         shapes=[vline(epsilon, EPSILON_COLOR, 1.5, "dot")],
-        xaxis=epsilon_axis(),
-        yaxis=log_axis("mean absolute error (km/h)"),
+        xaxis=eps_axis(),
+        yaxis=log_axis(f"mean absolute error ({units.value})"),
+        **_font(font_size),
     )
 
 
-def release_chart(releases: pd.DataFrame, *, true_mean: float) -> go.Figure:
-    """One simulated noisy release per mechanism beside the true mean, with the spread of outputs.
-
-    ``releases`` has columns ``mechanism``, ``estimate``, ``q05``, ``q95``. Trace 0: the
-    5–95 % ranges (each bar spans exactly [q05, q95]); trace 1: the single release of each
-    mechanism, in its fixed colour. The true mean is a vertical line (the first layout shape).
-    """
-    names = releases["mechanism"].astype(str).tolist()
-    q05 = releases["q05"].to_numpy(dtype=float)
-    q95 = releases["q95"].to_numpy(dtype=float)
-    spread = go.Scatter(
-        x=q05,
-        y=names,
-        mode="markers",
-        name="5–95 % of outputs",
-        marker=dict(size=1, color="rgba(0,0,0,0)"),
-        error_x=dict(
-            type="data",
-            symmetric=False,
-            array=q95 - q05,
-            arrayminus=np.zeros_like(q05),
-            thickness=6,
-            width=0,
-            color="rgba(76,120,168,0.45)",
-        ),
-        customdata=np.stack([q05, q95], axis=1),
-        hovertemplate=(
-            "%{y}: 90% of outputs in [%{customdata[0]:.2f}, %{customdata[1]:.2f}]<extra></extra>"
-        ),
-    )
-    single = go.Scatter(
-        x=releases["estimate"],
-        y=names,
-        mode="markers",
-        name="one simulated release",
-        marker=dict(size=12, color=[mechanism_colour(n) for n in names]),
-        hovertemplate="%{y}: %{x:.3f} km/h<extra></extra>",
-    )
-    return figure(
-        [spread, single],
-        "Simulated releases beside the true mean",
-        shapes=[vline(true_mean, "#000")],
-        annotations=[label_at(true_mean, f"true mean {true_mean:.2f}")],
-        xaxis_title="average speed (km/h)",
-        height=max(240, 120 + 40 * len(names)),
-    )
+__all__ = [
+    "Mark",
+    "ReleaseSet",
+    "counts_histogram",
+    "eps_axis",
+    "error_curve",
+    "label_at",
+    "mae_vs_epsilon",
+    "releases_distribution",
+    "staircase_chart",
+    "worst_case_vs_epsilon",
+]

@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import streamlit as st
 
+from core.mechanisms import get_mechanism
 from dashboard.city import charts as city_charts
 from dashboard.city import compute as city_compute
 from dashboard.city import state as cs
 from dashboard.common import compute, downloads, figures, maps, state, ui, units
+from dashboard.common import units as unit_names
 from dashboard.common.selection import current_slot, select_slot
 from dashboard.common.sidebar import require_data
 
@@ -27,7 +29,12 @@ HELP = {
         "ε per grid, split ε/2 for the mean and ε/2 for the variance. The total loss is shown "
         "below for the three accountings. The slider's stops are evenly spaced on a log scale."
     ),
-    "seed": "Seed of the simulated noise (numpy, like `hexplorer compose --release --seed`).",
+    "seed": "Seed of the simulated noise (numpy, like `hexplorer compose --simulate --seed`).",
+    "target": (
+        "The error you can live with, in the data's unit. The curve below shows, for every ε, "
+        "the share of hexagons whose worst-case error is within it (`hexplorer plan --all`)."
+    ),
+    "coverage": "The share of hexagons that should be within the target.",
     "raw": (
         "Off: noisy means are post-processed into [0, U] and noisy variances into [0, U²/4], "
         "as a published release would be (free under DP: it reads only released values and U). "
@@ -284,6 +291,104 @@ with ui.errors_shown():  # a HexplorerError becomes a message, not a traceback
             ),
             key="city_loss",
         )
+
+    # --- Plan from a target error: the coverage curve ------------------------------------------
+    st.subheader("Plan from a target error")
+    units = unit_names.current()
+    noise_measure = str(ss.get(state.NOISE_MEASURE) or "mean")
+    pc = st.columns([1, 1, 2])
+    pc[0].number_input(
+        f"Target error (±{units.value})",
+        min_value=0.0,
+        step=0.5,
+        format="%.2f",
+        key=cs.TARGET,
+        help=HELP["target"],
+    )
+    pc[1].slider(
+        "Share of hexagons within target",
+        min_value=0.5,
+        max_value=1.0,
+        step=0.05,
+        key=cs.COVERAGE,
+        format="%.2f",
+        help=HELP["coverage"],
+    )
+    pc[2].selectbox(
+        "Mechanism (its worst-case error per hexagon)",
+        options=list(cs.PLAN_MECHANISMS),
+        format_func=lambda name: f"{name} — {get_mechanism(name).title}",
+        key=cs.PLAN_MECHANISM,
+    )
+    target = float(ss[cs.TARGET])
+    coverage = float(ss[cs.COVERAGE])
+    plan_mechanism = str(ss[cs.PLAN_MECHANISM])
+    with st.spinner("Every hexagon's error staircase (once per set of grids)…"):
+        planned = city_compute.city_plan(
+            spec, slot, day, noise_measure, plan_mechanism, target, coverage
+        )
+        cover = city_compute.coverage_curve(
+            spec, slot, day, noise_measure, plan_mechanism, target, cs.COVERAGE_EPSILONS
+        )
+    loss_at = planned.user_loss
+    cols = st.columns(4)
+    cols[0].metric(
+        f"ε for {coverage:.0%} within ±{target:g} {units.value}",
+        "–" if planned.epsilon is None else f"{planned.epsilon:.4g}",
+        help="The smallest ε per hexagon at which that share of hexagons has worst-case "
+        "error within the target (core.plan.city_plan; `hexplorer plan --all`).",
+    )
+    cols[1].metric(
+        "Hexagons within target at it",
+        f"{planned.hats_reaching:,} of {planned.hats_total:,}",
+    )
+    cols[2].metric(
+        f"Per-{units.user} loss ε·max G_ℓ",
+        "–" if loss_at is None else f"{loss_at.by_users:,.3g}",
+        help="Basic composition would charge G·ε "
+        + ("" if loss_at is None else f"= {loss_at.basic:,.3g}")
+        + " (seed 001, Theorem II.3).",
+    )
+    cols[3].metric(
+        f"Per-{units.user} loss after CHOP-USER K·ε",
+        "–" if loss_at is None or loss_at.after_chop is None else f"{loss_at.after_chop:,.3g}",
+        help="K after CHOP-USER's suppression run at the planned ε (SPEC section 5).",
+    )
+    if planned.status == "unreachable":
+        st.warning(
+            f"No ε puts {coverage:.0%} of the hexagons within ±{target:g} {units.value}: "
+            f"{len(planned.unreachable):,} of them can never reach it with {plan_mechanism} "
+            "(their clipping error stays above the target), or the target is 0.",
+            icon=":material/warning:",
+        )
+    elif planned.status == "any":
+        st.info(
+            f"Every ε, however small, keeps {coverage:.0%} of the hexagons within the target.",
+            icon=":material/info:",
+        )
+    ui.chart(
+        city_charts.coverage_chart(
+            cover,
+            coverage=coverage,
+            planned=planned.epsilon,
+            epsilon=epsilon,
+            mechanism=plan_mechanism,
+            target_label=f"±{target:g} {units.value}",
+        ),
+        key="city_coverage",
+    )
+    st.caption(
+        f"Each hexagon's worst-case error of {plan_mechanism} at its m_UB rule "
+        f"({noise_measure} noise measure, chosen on One hexagon), exact per ε: a hexagon counts "
+        f"once its error is at most ±{target:g} {units.value}. The dashed line is the wanted "
+        "share, the green line the ε that reaches it, the dotted line the slider's ε. The "
+        f"per-{units.user} losses are those of releasing every hexagon of the set at the "
+        "planned ε."
+    )
+    with st.expander(
+        f"Table: ε each hexagon needs ({len(planned.unreachable):,} can never reach the target)"
+    ):
+        ui.table(planned.hats, name="city_plan", key="city_plan", height=260)
 
     # --- What CHOP-USER suppressed and the errors ---------------------------------------------
     st.subheader("What CHOP-USER suppressed")

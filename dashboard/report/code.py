@@ -41,6 +41,12 @@ class View:
     mechanisms : tuple of names
     noise_measure : "mean" | "std"
     seed : int
+    n_runs : int
+        Simulated releases per mechanism behind the page's headline.
+    within : float
+        The ±X band of the headline's "share within".
+    raw : bool
+        Whether the headline is computed on raw releases (else clamped into [0, U]).
     """
 
     source_kind: str
@@ -57,6 +63,9 @@ class View:
     mechanisms: tuple[str, ...]
     noise_measure: str
     seed: int
+    n_runs: int = 2000
+    within: float = 1.0
+    raw: bool = False
 
     def __post_init__(self) -> None:
         if self.source_kind not in ("demo", "upload", "path"):
@@ -130,7 +139,9 @@ def python_snippet(view: View) -> str:
 
     Keys: hat, users, records, true_mean, epsilon, m_ub, clipping_error, noise_error,
     worst_case_error, bestfit_bias, m_opt, worst_case_error_at_m_opt, releases (mechanism →
-    {estimate, clamped, m_ub, noise_scale} or null when not applicable).
+    {estimate, clamped, m_ub, noise_scale} or null when not applicable), headline (mechanism →
+    {m_ub, typical, bound90, share_within, worst_case} at its own m_UB rule, as the page's
+    headline, or null when not applicable).
     """
     user, lat, lon, time, value = view.columns
     if view.source_kind == "demo":
@@ -144,6 +155,7 @@ def python_snippet(view: View) -> str:
         )
         imports = "from core.data import ColumnMap, PrepConfig, hat_data, prepare_file"
     release_stream = RNG_STREAMS["release"]
+    distribution_stream = RNG_STREAMS["distribution"]
     m_ub_arg = "m_ub" if view.override else "None"
     return f'''"""Code for this view of dp-hexplorer (One hexagon): the same numbers as the page.
 
@@ -152,10 +164,11 @@ Run from the project's directory (or with dp-hexplorer installed): python this_f
 
 import json
 
-from core import worstcase
+from core import plan, worstcase
 {imports}
+from core.evaluation import error_summary
 from core.errors import NotApplicableError
-from core.mechanisms import mechanism_rng, release
+from core.mechanisms import mechanism_rng, release, run_mechanism
 from core.postprocess import clamp_mean
 
 columns = ColumnMap(user={user!r}, lat={lat!r}, lon={lon!r}, time={time!r}, value={value!r})
@@ -181,6 +194,7 @@ out = {{
     "m_opt": int(m_opt),
     "worst_case_error_at_m_opt": float(at_opt.total),
     "releases": {{}},
+    "headline": {{}},
 }}
 
 # One simulated release per mechanism, from the page's seed stream: (seed, {release_stream}) and its name.
@@ -197,6 +211,29 @@ for name in {list(view.mechanisms)!r}:
         "clamped": float(clamp_mean(r.estimate, hat.upper)),
         "m_ub": r.m_ub,
         "noise_scale": r.noise_scale,
+    }}
+
+# The headline: each mechanism at its own m_UB rule, {view.n_runs} simulated releases from the
+# stream (seed, {distribution_stream}) and its name; typical error, 90 % bound, share within ±X.
+n_runs, within, raw = {view.n_runs!r}, {view.within!r}, {view.raw!r}
+for name in {list(view.mechanisms)!r}:
+    rng = mechanism_rng([seed, {distribution_stream}], name)
+    try:
+        d = run_mechanism(name, hat, epsilon, rng=rng, size=n_runs)
+    except NotApplicableError:
+        out["headline"][name] = None
+        continue
+    values = d.estimates if raw else clamp_mean(d.estimates, hat.upper)
+    s = error_summary(values, hat.true_mean, within=within)
+    worst = None
+    if name in plan.ANALYTIC_MECHANISMS:
+        worst = plan.worst_case(hat.counts, hat.upper, epsilon, name, noise_measure).total
+    out["headline"][name] = {{
+        "m_ub": d.m_ub,
+        "typical": s.median,
+        "bound90": s.q90,
+        "share_within": s.share_within,
+        "worst_case": worst,
     }}
 
 print(json.dumps(out, indent=2))

@@ -50,8 +50,9 @@ def report_button(make: Callable[[], Report], *, file_name: str, key: str) -> No
     )
 
 
-def view_of(spec: DataSpec, hat_label: str) -> View:
-    """The One-hexagon view from session state (the values the page just used)."""
+def view_of(spec: DataSpec, hat_label: str, *, within: float = 1.0, raw: bool = False) -> View:
+    """The One-hexagon view from session state (the values the page just used); ``within`` and
+    ``raw`` are the page's ±X band and raw-releases choice (its own state)."""
     ss = st.session_state
     return View(
         source_kind=spec.source.kind,
@@ -68,6 +69,9 @@ def view_of(spec: DataSpec, hat_label: str) -> View:
         mechanisms=tuple(n for n in MECHANISMS if n in ss[state.MECHANISMS]),
         noise_measure=str(ss[state.NOISE_MEASURE]),
         seed=int(ss[state.SEED]),
+        n_runs=state.MC_RUNS_MANY if ss[state.MANY_RUNS] else state.MC_RUNS_DEFAULT,
+        within=float(within),
+        raw=bool(raw),
     )
 
 
@@ -167,10 +171,12 @@ def _parameters(view: View, unit: str, n_runs: int) -> dict[str, str]:
     }
 
 
-def one_hexagon_panel(spec: DataSpec, hat_label: str) -> None:
+def one_hexagon_panel(
+    spec: DataSpec, hat_label: str, *, within: float = 1.0, raw: bool = False
+) -> None:
     """The code panel and the report button for One hexagon (call at the end of the page)."""
     st.subheader("Take this view with you")
-    view = view_of(spec, hat_label)
+    view = view_of(spec, hat_label, within=within, raw=raw)
     code_panel(view)
     hat = compute.hat(spec, hat_label)
     u = units.current()
@@ -187,7 +193,8 @@ def one_hexagon_panel(spec: DataSpec, hat_label: str) -> None:
             title=f"One hexagon — {hat_label}",
             parameters=params,
             figures=figures,
-            texts=[*page_texts, *readouts(hat, view, u.value, u.user, n_runs)],
+            # The page's own read-outs when it recorded them (the numbers on screen), else ours.
+            texts=page_texts or readouts(hat, view, u.value, u.user, n_runs),
             summary=summary,
             version=downloads.VERSION,
             link=link,

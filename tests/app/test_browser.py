@@ -161,30 +161,27 @@ def test_map_charts_and_epsilon_slider_in_chromium(server):
                     expect(chosen).to_be_visible(timeout=30_000)
                 page.screenshot(path=str(ARTIFACTS / "browser-map.png"))
 
-                # One hexagon: at least four charts, no exception block, releases shown as metrics.
+                # One hexagon: the headline table and the first two charts, no exception block.
                 page.get_by_role("link", name="One hexagon").click()
                 charts = page.locator('[data-testid="stPlotlyChart"]')
-                expect(charts.nth(3)).to_be_visible(timeout=120_000)
-                release = page.locator('[data-testid="stMetric"]').filter(has_text="baseline")
-                value = release.locator('[data-testid="stMetricValue"]')
-                expect(value).to_be_visible(timeout=120_000)
+                expect(charts.nth(1)).to_be_visible(timeout=120_000)
+                headline = page.locator(".st-key-hexagon_headline table")
+                expect(headline).to_be_visible(timeout=120_000)
                 assert page.locator('[data-testid="stException"]').count() == 0
-                before = value.inner_text()
-                assert re.fullmatch(r"-?\d+\.\d{3}", before.strip()), before
+                before = headline.inner_text()
+                assert re.search(r"Baseline\s+all\s+\d+\.?\d*", before), before
 
-                # Move the ε slider with the keyboard on its thumb; the release must change.
-                slider = page.locator('[data-testid="stSlider"]').filter(has_text="ε (privacy loss")
+                # Move the ε slider with the keyboard on its thumb; the headline must change.
+                slider = page.locator('[data-testid="stSlider"]').filter(has_text="Privacy loss ε")
                 thumb = slider.get_by_role("slider")
                 thumb.focus()
                 thumb.press("ArrowLeft")
                 thumb.press("ArrowLeft")
-                expect(value).not_to_have_text(before, timeout=60_000)
-                expect(page.get_by_text("Worst-case error at ε = 0.6")).to_be_visible(
-                    timeout=60_000
-                )
+                expect(headline).not_to_have_text(before, timeout=60_000)
+                expect(page.get_by_text("ε = 0.98, each mechanism")).to_be_visible(timeout=60_000)
                 assert page.locator('[data-testid="stException"]').count() == 0
                 page.screenshot(path=str(ARTIFACTS / "browser-one-hexagon.png"))
-                charts.nth(3).scroll_into_view_if_needed()
+                charts.nth(1).scroll_into_view_if_needed()
                 page.wait_for_timeout(1_000)
                 page.screenshot(path=str(ARTIFACTS / "browser-one-hexagon-charts.png"))
             except Exception:

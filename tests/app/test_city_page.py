@@ -154,7 +154,7 @@ def test_default_load_matches_core(summaries):
     _close(
         [r["noisy"] for r in noisy_layer["data"]], postprocess.clamp_mean(oracle["noisy_mean"], U)
     )
-    assert len(at.get("plotly_chart")) == 4  # legend, G_ℓ, losses, per-grid errors
+    assert len(at.get("plotly_chart")) == 5  # legend, G_ℓ, losses, coverage, per-grid errors
     labels = {b.label for b in at.get("download_button")}
     assert {"Download city_privacy_loss.csv"} <= labels
     assert f"Download city_suppressed_{slot.replace(':', '')}.csv" in labels

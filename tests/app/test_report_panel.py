@@ -11,6 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
@@ -64,14 +65,18 @@ def test_code_for_this_view_runs_and_agrees_with_the_page(hats, tmp_path):
     shown = _numbers(at)
     for key in ("worst_case_error", "clipping_error", "noise_error", "bestfit_bias"):
         assert any(math.isclose(out[key], s, rel_tol=1e-3, abs_tol=1e-3) for s in shown), key
-    # The simulated releases equal the page's, mechanism by mechanism.
+    # The headline (simulated releases at each mechanism's own rule) equals the page's.
     table = next(
-        df.value for df in at.dataframe if list(df.value.columns)[:2] == ["mechanism", "estimate"]
+        df.value for df in at.dataframe if list(df.value.columns)[:2] == ["mechanism", "title"]
     )
-    page = dict(zip(table["mechanism"], table["estimate"], strict=True))
-    assert set(page) == {"baseline", "arrayavg-best", "levy"}
-    for name, value in page.items():
-        assert out["releases"][name]["estimate"] == pytest.approx(value, rel=1e-12), name
+    assert table["mechanism"].tolist() == ["baseline", "arrayavg-best", "levy"]
+    for row in table.to_dict("records"):
+        got = out["headline"][row["mechanism"]]
+        assert got["typical"] == pytest.approx(row["typical error (km/h)"], rel=1e-12)
+        assert got["bound90"] == pytest.approx(row["90 % of releases within ± (km/h)"], rel=1e-12)
+        assert got["share_within"] == row["share within ±1 km/h"]
+        worst = row["worst case (km/h)"]
+        assert (got["worst_case"] is None and pd.isna(worst)) or got["worst_case"] == worst
 
 
 def test_report_button_is_on_the_page(hats):

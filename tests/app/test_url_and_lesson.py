@@ -14,6 +14,7 @@ from streamlit.testing.v1 import AppTest
 from core import lessons, worstcase
 from core.data import hat_data, hat_table, load_demo, prepare
 from dashboard.common import state, url
+from dashboard.hexagon import state as hs
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app.py")
@@ -71,7 +72,7 @@ def test_a_link_reproduces_the_one_hexagon_view(demo):
 def test_moving_a_control_updates_the_link(demo):
     at = _open({}, ONE)
     assert at.session_state[state.EPSILON] == 1.0
-    at.select_slider(key=state.EPSILON).set_value(2.0).run()
+    at.select_slider(key=hs.EPSILON_SLIDER).set_value(2.0).run()
     assert not at.exception
     assert "eps=2" in at.sidebar.code[0].value
     qp = at.query_params["eps"]

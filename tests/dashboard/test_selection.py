@@ -44,6 +44,7 @@ def test_every_preparation_parameter_is_in_the_cache_key():
 def test_upload_identity_is_its_content_not_its_name():
     assert Source.upload("a.csv", b"1").key() == Source.upload("b.csv", b"1").key()
     assert Source.upload("a.csv", b"1").key() != Source.upload("a.csv", b"2").key()
+    assert Source.upload("a.csv", b"1").key() != Source.upload("a.tsv", b"1").key()  # read apart
 
 
 def test_spec_round_trips_through_session_state():

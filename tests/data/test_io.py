@@ -150,3 +150,62 @@ def test_column_names(make, tmp_path):
     assert column_names(path) == list(RAW.columns)
     with pytest.raises(HexplorerError, match="empty"):
         column_names(b"")
+
+
+# --- memory budget (estimate_memory, max_bytes) ------------------------------------------------
+
+
+def _repeated_parquet(rows: int) -> bytes:
+    """A small Parquet file holding ``rows`` copies of one record (compresses to almost nothing)."""
+    import polars as pl
+
+    one = {"user_id": "a", "lat": 21.2, "lon": 72.8, "timestamp": "2024-03-05 08:10", "speed": 3.0}
+    frame = pl.select(**{k: pl.repeat(v, rows) for k, v in one.items()})
+    out = io.BytesIO()
+    frame.write_parquet(out)
+    return out.getvalue()
+
+
+def test_estimate_reads_parquet_rows_from_the_footer():
+    from core.data.io import BYTES_PER_ROW, estimate_memory
+
+    data = _repeated_parquet(2_000_000)
+    assert len(data) < 100_000  # tiny on disk ...
+    assert estimate_memory(data, "parquet") >= 2_000_000 * BYTES_PER_ROW  # ... big in memory
+    wanted = estimate_memory(data, "parquet", ["user_id", "speed"])
+    assert 2_000_000 * BYTES_PER_ROW <= wanted < estimate_memory(data, "parquet")
+
+
+def test_estimate_of_csv_scales_with_its_rows(tmp_path):
+    from core.data.io import BYTES_PER_ROW, estimate_memory
+
+    line = b"bus-0001,21.2,72.8,2024-03-05 08:10:00,30.5\n"
+    body = b"user_id,lat,lon,timestamp,speed\n" + line * 100_000
+    path = tmp_path / "r.csv"
+    path.write_bytes(body)
+    rows = estimate_memory(body, "csv") - 2 * len(body)
+    assert rows == pytest.approx(100_000 * BYTES_PER_ROW, rel=0.01)
+    assert estimate_memory(str(path), "csv") == estimate_memory(body, "csv")
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "csv"])
+def test_a_file_over_the_budget_is_refused_before_it_is_parsed(monkeypatch, fmt):
+    import polars as pl
+
+    if fmt == "parquet":
+        data = _repeated_parquet(20_000)
+    else:
+        data = b"user_id,lat,lon,timestamp,speed\n" + b"a,21.2,72.8,2024-03-05 08:10,3\n" * 20_000
+
+    def never(*args, **kwargs):
+        raise AssertionError("the file was parsed")
+
+    monkeypatch.setattr(pl, "read_parquet", never)
+    monkeypatch.setattr(pl, "read_csv", never)
+    handle = io.BytesIO(data)
+    handle.name = f"big.{fmt}"
+    with pytest.raises(HexplorerError, match=r"'big\.\w+' would need about \d+ MB of memory"):
+        prepare_file(handle, max_bytes=2**20)
+    monkeypatch.undo()
+    handle.seek(0)
+    assert prepare_file(handle, max_bytes=2**30).report.records > 0

@@ -172,3 +172,28 @@ def test_fmt():
         "1,234",
         "–",
     ]
+
+
+def test_coverage_chart_as_data():
+    from dashboard.city.charts import COVERAGE_COLOR, PLAN_COLOR, coverage_chart
+    from dashboard.common.colours import mechanism_colour
+    from dashboard.common.figures import EPSILON_COLOR
+
+    curve = pd.DataFrame({"epsilon": [0.1, 1.0, 10.0], "share": [0.0, 0.5, 1.0]})
+    fig = coverage_chart(
+        curve, coverage=0.9, planned=3.5, epsilon=1.0, mechanism="opt-bounding",
+        target_label="±2 km/h",
+    )  # fmt: skip
+    (trace,) = fig.data
+    assert list(trace.x) == [0.1, 1.0, 10.0] and list(trace.y) == [0.0, 0.5, 1.0]
+    assert trace.line.color == mechanism_colour("opt-bounding")
+    wanted, planned, slider = fig.layout.shapes
+    assert (wanted.y0, wanted.line.color) == (0.9, COVERAGE_COLOR)
+    assert (planned.x0, planned.line.color) == (3.5, PLAN_COLOR)
+    assert (slider.x0, slider.line.color) == (1.0, EPSILON_COLOR)
+    assert "±2 km/h" in fig.layout.title.text
+    assert fig.layout.xaxis.type == "log"
+    fig = coverage_chart(
+        curve, coverage=0.9, planned=None, epsilon=1.0, mechanism="baseline", target_label="±2"
+    )
+    assert len(fig.layout.shapes) == 2  # no planned ε: wanted share and slider only

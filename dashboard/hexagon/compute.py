@@ -1,0 +1,354 @@
+"""``@st.cache_data`` wrappers around :mod:`core` for the One-hexagon page.
+
+Exact worst-case quantities (counts and U only) and seeded simulations of one HAT. Each wrapper
+is a thin call into core; arguments are parameters, so they form the cache key, and the seed of
+every stochastic result is part of its key. Data-level caches (the prepared data, the HAT table,
+one HAT's :class:`~core.hat.HatData`) are :mod:`dashboard.common.compute`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from core import plan, worstcase
+from core.errors import NotApplicableError
+from core.evaluation import error_summary, monte_carlo
+from core.hat import HatData
+from core.mechanisms import (
+    MECHANISMS,
+    default_m_ub,
+    rules_in_use,
+    run_mechanism,
+)
+from core.postprocess import clamp_mean
+from dashboard.common.compute import DataSpec, Source, hat, rng_for
+
+_HASH = {Source: Source.key, DataSpec: DataSpec.key}
+
+
+def _cache(**kwargs):
+    return st.cache_data(show_spinner=False, hash_funcs=_HASH, **kwargs)
+
+
+# --- Worst-case analysis (counts and U only) ------------------------------------------------
+
+
+@_cache(max_entries=256)
+def marks(spec: DataSpec, label: str, epsilon: float, noise_measure: str) -> dict[str, int]:
+    """Each m_UB rule in use (``core.mechanisms.rules_in_use``, registry order) -> its m_UB here;
+    m^(ε) for the chosen noise measure."""
+    h = hat(spec, label)
+    return {r.name: r(h.counts, h.upper, epsilon, noise_measure) for r in rules_in_use()}
+
+
+@_cache(max_entries=256)
+def m_opt(spec: DataSpec, label: str, epsilon: float, noise_measure: str) -> int:
+    """m^(ε), the smallest minimiser of E(m) (core.worstcase.m_opt)."""
+    h = hat(spec, label)
+    return int(worstcase.m_opt(h.counts, h.upper, epsilon, noise_measure=noise_measure))
+
+
+@_cache(max_entries=256)
+def default_m_ubs(spec: DataSpec, label: str, epsilon: float) -> dict[str, int | None]:
+    """``core.mechanisms.default_m_ub`` of every mechanism."""
+    h = hat(spec, label)
+    return {name: default_m_ub(name, h, epsilon) for name in MECHANISMS}
+
+
+@_cache(max_entries=256)
+def error_curve(spec: DataSpec, label: str, epsilon: float, noise_measure: str) -> pd.DataFrame:
+    """E1, E2 and E for every integer m in [m_*, m*] (core.worstcase.worst_case_error)."""
+    h = hat(spec, label)
+    m = np.arange(h.m_min, h.m_max + 1)
+    parts = worstcase.worst_case_error(h.counts, h.upper, m, epsilon, noise_measure=noise_measure)
+    return pd.DataFrame(
+        {
+            "m": m,
+            "clipping": np.asarray(parts.clipping, dtype=float),
+            "noise": np.asarray(parts.noise, dtype=float),
+            "total": np.asarray(parts.total, dtype=float),
+        }
+    )
+
+
+@_cache(max_entries=512)
+def error_at(
+    spec: DataSpec, label: str, m_ub: int, epsilon: float, noise_measure: str
+) -> dict[str, float]:
+    """E1, E2, E at one m_UB and the exact worst-case bias of BestFit's arrays there."""
+    h = hat(spec, label)
+    parts = worstcase.worst_case_error(
+        h.counts, h.upper, m_ub, epsilon, noise_measure=noise_measure
+    )
+    return {
+        "clipping": float(np.asarray(parts.clipping)),
+        "noise": float(np.asarray(parts.noise)),
+        "total": float(np.asarray(parts.total)),
+        "bestfit_bias": float(worstcase.bestfit_bias(h.counts, h.upper, m_ub)),
+    }
+
+
+@_cache(max_entries=64)
+def staircase(spec: DataSpec, label: str, noise_measure: str) -> pd.DataFrame:
+    """The whole m^(ε) staircase with exact breakpoints (core.worstcase.staircase)."""
+    h = hat(spec, label)
+    steps = worstcase.staircase(h.counts, h.upper, noise_measure=noise_measure)
+    return pd.DataFrame(
+        {
+            "epsilon_from": [float(s.epsilon_from) for s in steps],
+            "epsilon_to": [float(s.epsilon_to) for s in steps],
+            "m": [int(s.m) for s in steps],
+        }
+    )
+
+
+WORST_CASE_EPSILONS = tuple(float(e) for e in np.geomspace(0.01, 10.0, 61))
+
+
+@_cache(max_entries=64)
+def worst_case_vs_epsilon(spec: DataSpec, label: str, noise_measure: str) -> pd.DataFrame:
+    """Worst-case error against ε of Baseline, OPT-Array-Averaging (E at m^(ε)) and opt-bounding.
+
+    One row per ε of ``WORST_CASE_EPSILONS``; each value is one call into core.worstcase.
+    """
+    h = hat(spec, label)
+    c, u = h.counts, h.upper
+    rows = []
+    for eps in WORST_CASE_EPSILONS:
+        m_eps = worstcase.m_opt(c, u, eps, noise_measure=noise_measure)
+        rows.append(
+            {
+                "epsilon": eps,
+                "baseline": float(worstcase.baseline_error(c, u, eps, noise_measure=noise_measure)),
+                "opt_arrayavg": float(
+                    np.asarray(
+                        worstcase.worst_case_error(
+                            c, u, m_eps, eps, noise_measure=noise_measure
+                        ).total
+                    )
+                ),
+                "opt_arrayavg_m": int(m_eps),
+                "opt_bounding": float(
+                    worstcase.opt_bounding_error(c, u, eps, noise_measure=noise_measure)
+                ),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def worst_case_of(h: HatData, mechanism: str, epsilon: float, noise_measure: str) -> float:
+    """The worst-case error SPEC gives for ``mechanism`` at its own m_UB rule
+    (:func:`core.plan.worst_case`); NaN where SPEC gives none (WrapAround, Levy, the quantile
+    mechanisms, AKMV)."""
+    if mechanism not in plan.ANALYTIC_MECHANISMS:
+        return float("nan")
+    return plan.worst_case(h.counts, h.upper, epsilon, mechanism, noise_measure).total
+
+
+def worst_case_at(
+    h: HatData, mechanism: str, epsilon: float, m_ub: int, noise_measure: str
+) -> float:
+    """E(m_UB) = E1 + E2 at a chosen m_UB for the BestFit Array-Averaging mechanisms that have
+    a worst case (SPEC section 4); NaN for the others."""
+    if mechanism not in plan.ANALYTIC_MECHANISMS or not MECHANISMS[mechanism].uses_m_ub:
+        return float("nan")
+    total = worstcase.worst_case_error(h.counts, h.upper, m_ub, epsilon, noise_measure).total
+    return float(np.asarray(total))
+
+
+@_cache(max_entries=256)
+def target_plan(
+    spec: DataSpec, label: str, target: float, mechanism: str, noise_measure: str
+) -> plan.Plan:
+    """:func:`core.plan.epsilon_for_error`: the smallest ε whose worst case is within target."""
+    h = hat(spec, label)
+    return plan.epsilon_for_error(h.counts, h.upper, target, mechanism, noise_measure)
+
+
+# --- Simulations (stochastic; the seed is part of every key) -------------------------------
+
+
+@_cache(max_entries=256)
+def mc_curve(
+    spec: DataSpec,
+    label: str,
+    mechanism: str,
+    m_ub: int | None,
+    n_runs: int,
+    seed: int,
+    epsilons: tuple[float, ...],
+) -> pd.DataFrame:
+    """Monte-Carlo MAE of one mechanism over ``epsilons`` (core.evaluation.monte_carlo).
+
+    One mechanism per call so that the page can show progress and toggling a mechanism
+    reuses the others' cached curves.
+    """
+    h = hat(spec, label)
+    rng = rng_for(seed, "monte_carlo", mechanism)
+    return monte_carlo(h, list(epsilons), [mechanism], n_runs=n_runs, rng=rng, m_ub=m_ub)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Simulated:
+    """``n_runs`` simulated releases of one mechanism at one ε (raw, as the papers analyse)."""
+
+    mechanism: str
+    estimates: np.ndarray | None  # None when the mechanism cannot run here
+    m_ub: int | None
+    n_arrays: int | None
+    noise_scale: float
+    note: str
+
+
+@_cache(max_entries=512)
+def simulated(
+    spec: DataSpec,
+    label: str,
+    mechanism: str,
+    epsilon: float,
+    m_ub: int | None,
+    seed: int,
+    n_runs: int,
+) -> Simulated:
+    """``core.mechanisms.run_mechanism`` with ``rng_for(seed, "distribution", mechanism)``.
+
+    ``m_ub`` None: the mechanism's own m_UB rule. The draws are the raw releases; clamping into
+    [0, U] (:func:`core.postprocess.clamp_mean`) is applied by :func:`releases_of`.
+    """
+    h = hat(spec, label)
+    rng = rng_for(seed, "distribution", mechanism)
+    try:
+        d = run_mechanism(mechanism, h, epsilon, m_ub=m_ub, rng=rng, size=n_runs)
+    except NotApplicableError as exc:
+        return Simulated(
+            mechanism=mechanism,
+            estimates=None,
+            m_ub=None,
+            n_arrays=None,
+            noise_scale=float("nan"),
+            note=f"not applicable: {exc}",
+        )
+    return Simulated(
+        mechanism=mechanism,
+        estimates=d.estimates,
+        m_ub=d.m_ub,
+        n_arrays=d.n_arrays,
+        noise_scale=float(np.median(d.noise_scale)),
+        note=d.note,
+    )
+
+
+def releases_of(sim: Simulated, upper: float, *, raw: bool) -> np.ndarray | None:
+    """The simulated releases as published (clamped into [0, U]) or ``raw``."""
+    if sim.estimates is None:
+        return None
+    return sim.estimates.copy() if raw else clamp_mean(sim.estimates, upper)
+
+
+HEADLINE_COLUMNS = (
+    "mechanism",
+    "title",
+    "m_ub",
+    "typical",
+    "bound90",
+    "worst_case",
+    "share_within",
+    "m_ub_yours",
+    "typical_yours",
+    "worst_case_yours",
+    "n_arrays",
+    "noise_scale",
+    "n_runs",
+    "note",
+)
+
+
+@_cache(max_entries=256)
+def headline(
+    spec: DataSpec,
+    label: str,
+    mechanisms: tuple[str, ...],
+    epsilon: float,
+    m_ub_yours: int,
+    noise_measure: str,
+    seed: int,
+    n_runs: int,
+    within: float,
+    raw: bool,
+) -> pd.DataFrame:
+    """Each mechanism's errors at its own m_UB rule, then at the slider's m_UB.
+
+    One row per mechanism with :data:`HEADLINE_COLUMNS`: ``typical`` (median |error|),
+    ``bound90`` (90 % of releases within) and ``share_within`` (share within ±``within``) from
+    :func:`core.evaluation.error_summary` of :func:`simulated` at the mechanism's own m_UB;
+    ``worst_case`` from :func:`worst_case_of` (core.plan.worst_case). The ``*_yours`` columns repeat typical and
+    worst case at ``m_ub_yours`` for the mechanisms that keep m_UB records per user (NaN for the
+    others, which have no m_UB).
+    """
+    h = hat(spec, label)
+    rows = []
+    for name in mechanisms:
+        own = simulated(spec, label, name, epsilon, None, seed, n_runs)
+        row: dict = {"mechanism": name, "title": MECHANISMS[name].title, "note": own.note}
+        values = releases_of(own, h.upper, raw=raw)
+        if values is not None:
+            s = error_summary(values, h.true_mean, within=within)
+            row.update(
+                m_ub=own.m_ub,
+                typical=s.median,
+                bound90=s.q90,
+                share_within=s.share_within,
+                worst_case=worst_case_of(h, name, epsilon, noise_measure),
+                n_arrays=own.n_arrays,
+                noise_scale=own.noise_scale,
+                n_runs=s.n_runs,
+            )
+        if MECHANISMS[name].uses_m_ub:
+            row.update(
+                m_ub_yours=m_ub_yours,
+                worst_case_yours=worst_case_at(h, name, epsilon, m_ub_yours, noise_measure),
+            )
+            yours = simulated(spec, label, name, epsilon, m_ub_yours, seed, n_runs)
+            values = releases_of(yours, h.upper, raw=raw)
+            if values is not None:
+                row["typical_yours"] = error_summary(values, h.true_mean).median
+        rows.append(row)
+    out = pd.DataFrame(rows, columns=list(HEADLINE_COLUMNS))
+    for col in ("m_ub", "m_ub_yours", "n_arrays", "n_runs"):
+        out[col] = out[col].astype("Int64")
+    for col in ("typical", "bound90", "worst_case", "share_within", "typical_yours"):
+        out[col] = out[col].astype(np.float64)
+    out["worst_case_yours"] = out["worst_case_yours"].astype(np.float64)
+    out["noise_scale"] = out["noise_scale"].astype(np.float64)
+    out["note"] = out["note"].fillna("").astype(str)
+    return out
+
+
+def releases_table(sims: list[Simulated], upper: float) -> pd.DataFrame:
+    """Every simulated release, one row per (mechanism, run): ``mechanism``, ``m_ub``, ``run``,
+    ``release`` (clamped into [0, U], as published) and ``raw_release`` (as the papers analyse).
+
+    Mechanisms that cannot run on the HAT are left out.
+    """
+    parts = []
+    for sim in sims:
+        if sim.estimates is None:
+            continue
+        n = sim.estimates.size
+        parts.append(
+            pd.DataFrame(
+                {
+                    "mechanism": sim.mechanism,
+                    "m_ub": pd.array([sim.m_ub] * n, dtype="Int64"),
+                    "run": np.arange(n),
+                    "release": clamp_mean(sim.estimates, upper),
+                    "raw_release": sim.estimates,
+                }
+            )
+        )
+    columns = ["mechanism", "m_ub", "run", "release", "raw_release"]
+    return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=columns)

@@ -1,0 +1,223 @@
+"""Calls into core for the Publish page: the chosen grids, the preview (a simulation), publishing
+(``core.publish``) and reading the ledger back.
+
+Thin and nothing mathematical. Cached functions take parameters (a
+:class:`~dashboard.common.compute.DataSpec`, the selection, ε, a seed) as their key; publishing
+and the ledger are never cached (the ledger changes, and a publication is an action).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from core.citywide.chop import chop_user
+from core.citywide.grids import release_grids
+from core.citywide.gridset import GridSet, select_grids
+from core.data import hat_data
+from core.errors import HexplorerError
+from core.mechanisms import release as simulate_release
+from core.postprocess import clamp_mean, clamp_variance
+from core.publish import Ledger, city, files, single
+from core.publish.ledger import LedgerEntry
+from dashboard.common import compute
+from dashboard.common.compute import DataSpec, Source
+
+_HASH = {Source: Source.key, DataSpec: DataSpec.key}
+GRID = "grid-laplace"
+
+
+def _cache(**kwargs):
+    return st.cache_data(show_spinner=False, hash_funcs=_HASH, **kwargs)
+
+
+@_cache(max_entries=16)
+def slots(spec: DataSpec) -> pd.DataFrame:
+    """slot, hexagons, records; busiest (most records) first."""
+    hats = compute.hats(spec)
+    return (
+        hats.groupby("slot", sort=True)
+        .agg(hexagons=("hat", "size"), records=("records", "sum"))
+        .reset_index()
+        .sort_values("records", ascending=False, kind="stable")
+        .reset_index(drop=True)
+    )
+
+
+def days(slot_table: pd.DataFrame) -> list[str]:
+    """Days of the absolute slots ('YYYY-MM-DD'), busiest first; none for hour-of-day slots."""
+    out: list[str] = []
+    for s in slot_table["slot"].astype(str):
+        if len(s) > 10 and s[10] == "T" and s[:10] not in out:
+            out.append(s[:10])
+    return out
+
+
+@_cache(max_entries=32)
+def grid_set(
+    spec: DataSpec, mode: str, hats: tuple[str, ...], slot: str | None, day: str | None
+) -> GridSet:
+    """The chosen grids (``core.citywide.gridset.select_grids``; raises HexplorerError)."""
+    summaries = compute.prepared(spec).summaries
+    if mode == "hats":
+        if not hats:
+            raise HexplorerError("Choose at least one HAT to publish.")
+        rows = select_grids(summaries, hats=list(hats))
+    elif mode == "day":
+        rows = select_grids(summaries, day=day)
+    else:
+        rows = select_grids(summaries, slot=slot)
+    return GridSet.from_summaries(rows)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Preview:
+    """A simulated release (numpy noise, seeded) and what publishing it would charge.
+
+    ``table``: hat, cell, slot, noisy_mean[, noisy_var] (simulated, clamped as the files are),
+    error_bound (worst case, from counts); ``charges``: ε per user (GridSet order).
+    """
+
+    table: pd.DataFrame
+    charges: np.ndarray
+    user_ids: tuple[str, ...]
+
+
+@_cache(max_entries=32)
+def preview(
+    spec: DataSpec,
+    mode: str,
+    hats: tuple[str, ...],
+    slot: str | None,
+    day: str | None,
+    mechanism: str,
+    epsilon: float,
+    accounting: str,
+    seed: int,
+) -> Preview:
+    """Simulate the release the page would publish; never a true value in the table."""
+    gs = grid_set(spec, mode, hats, slot, day)
+    rng = np.random.default_rng(seed)
+    if mechanism == GRID:
+        keep, k = None, gs.max_grids_per_user
+        if accounting == "chop":
+            result = chop_user(gs, epsilon, upper=spec.upper)
+            keep, k = result.retained, result.k_final
+        sim = release_grids(gs, epsilon, upper=spec.upper, rng=rng, retained=keep)
+        table = pd.DataFrame(
+            {
+                "hat": sim["hat"],
+                "cell": sim["cell"],
+                "slot": sim["slot"],
+                "noisy_mean": clamp_mean(sim["noisy_mean"].to_numpy(), spec.upper),
+                "noisy_var": clamp_variance(sim["noisy_var"].to_numpy(), spec.upper),
+                "error_bound": sim["error_bound"],
+            }
+        )
+        charges = city.user_charges(gs, epsilon, accounting, k)
+    else:
+        summaries = compute.prepared(spec).summaries
+        rows = []
+        for label in gs.hats.astype(str):
+            rel = simulate_release(
+                mechanism, hat_data(summaries, label, upper=spec.upper), epsilon, rng=rng
+            )
+            cell, _, slot_ = label.partition("/")
+            rows.append(
+                {
+                    "hat": label,
+                    "cell": cell,
+                    "slot": slot_,
+                    "noisy_mean": float(clamp_mean(rel.estimate, spec.upper)),
+                    "m_ub": rel.m_ub,
+                }
+            )
+        table = pd.DataFrame(rows)
+        charges = gs.grids_per_user.astype(np.float64) * epsilon  # ε per HAT a user is in
+    return Preview(table=table, charges=charges, user_ids=tuple(gs.user_ids.astype(str)))
+
+
+def publish(
+    spec: DataSpec,
+    mode: str,
+    hats: tuple[str, ...],
+    slot: str | None,
+    day: str | None,
+    mechanism: str,
+    epsilon: float,
+    accounting: str,
+    namespace: str,
+) -> list[str]:
+    """Publish (OpenDP noise, ledger, budget, reuse); returns the release ids.
+
+    A grid-wide release is one ledger record. A single-HAT mechanism publishes one release per
+    chosen HAT, one after the other (a budget refusal stops at that HAT; the earlier ones stay
+    recorded, as they would from the command line).
+    """
+    gs = grid_set(spec, mode, hats, slot, day)
+    dataset = spec.source.name
+    if mechanism == GRID:
+        out = city.publish_grids(
+            gs, epsilon, upper=spec.upper, accounting=accounting, dataset=dataset,
+            namespace=namespace,
+        )  # fmt: skip
+        return [out.record.release_id]
+    summaries = compute.prepared(spec).summaries
+    ids = []
+    for label in gs.hats.astype(str):
+        hat = hat_data(summaries, label, upper=spec.upper)
+        ids.append(
+            single.publish(mechanism, hat, epsilon, dataset=dataset, namespace=namespace).release_id
+        )
+    return ids
+
+
+def ledger() -> Ledger:
+    """The ledger of this server ($HEXPLORER_LEDGER or ~/.hexplorer/ledger.sqlite)."""
+    return Ledger()
+
+
+def releases_table(book: Ledger) -> pd.DataFrame:
+    """One row per recorded release, newest first."""
+    rows = [
+        {
+            "release_id": r.release_id,
+            "created": r.created,
+            "kind": r.kind,
+            "mechanism": r.body.get("mechanism"),
+            "epsilon": r.epsilon,
+            "accounting": r.accounting,
+            "hats": len(r.body["grids"]["hat"]) if r.kind == "city" else 1,
+            "users_charged": r.n_users,
+            "largest_charge": r.max_charge,
+            "namespace": r.namespace,
+        }
+        for r in book.records()
+    ]
+    columns = ["release_id", "created", "kind", "mechanism", "epsilon", "accounting", "hats",
+               "users_charged", "largest_charge", "namespace"]  # fmt: skip
+    return pd.DataFrame(rows, columns=columns).iloc[::-1].reset_index(drop=True)
+
+
+def recorded_table(book: Ledger, release_ids: list[str]) -> pd.DataFrame:
+    """The publishable table (``core.publish.files``) of the given recorded releases."""
+    wanted = set(release_ids)
+    parts = []
+    for r in book.records():
+        if r.release_id not in wanted:
+            continue
+        if r.kind == "city":
+            parts.append(files.city_table(city.CityRelease.from_record(r, book.path)))
+        else:
+            parts.append(files.hat_table(LedgerEntry.from_record(r, book.path)))
+    if not parts:
+        raise HexplorerError("The published release is not in the ledger any more.")
+    return pd.concat(parts, ignore_index=True)
+
+
+def file_bytes(table: pd.DataFrame, suffix: str) -> bytes:
+    """The table as a file to publish (``.csv``, ``.geojson`` or ``.parquet``)."""
+    return files.to_bytes(table, suffix)

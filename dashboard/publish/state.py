@@ -1,0 +1,75 @@
+"""Session-state keys and defaults of the Publish page (all prefixed ``publish_``).
+
+Session state holds parameters, never results: after publishing, only the release ids are kept
+(``LAST``) and the recorded release is read back from the ledger. As on the Whole-city page,
+every widget value is also kept under a shadow key so that visiting another page does not reset
+it (:func:`init`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import streamlit as st
+
+from dashboard.common import state
+
+MODE = "publish_mode"  # "hats" | "slot" | "day": what is published
+HATS = "publish_hats"  # list of HAT labels, in "hats" mode
+SLOT = "publish_slot"  # in "slot" mode
+DAY = "publish_day"  # in "day" mode
+MECHANISM = "publish_mechanism"  # "grid-laplace" or a single-HAT mechanism name
+EPSILON = "publish_epsilon"
+ACCOUNTING = "publish_accounting"  # for grid-laplace: "per-user" | "max" | "chop"
+NAMESPACE = "publish_namespace"
+SEED = "publish_seed"  # seed of the preview's simulated noise
+CONFIRM = "publish_confirm"  # the confirmation checkbox
+BUDGET = "publish_budget"  # the budget input (applied with a button)
+LAST = "publish_last"  # release ids of the last publication (not a widget)
+
+MODES = ("slot", "day", "hats")
+GRID_MECHANISM = "grid-laplace"
+EPSILON_OPTIONS = state.EPSILON_OPTIONS
+MAX_HATS = 50  # single-HAT mechanisms publish one release per HAT: keep it a handful
+
+DEFAULTS: dict[str, Any] = {
+    MODE: "slot",
+    HATS: [],
+    MECHANISM: GRID_MECHANISM,
+    EPSILON: 1.0,
+    ACCOUNTING: "per-user",
+    NAMESPACE: "default",
+    SEED: 0,
+    CONFIRM: False,
+    BUDGET: 10.0,
+}
+
+WIDGETS: tuple[str, ...] = (
+    MODE, HATS, SLOT, DAY, MECHANISM, EPSILON, ACCOUNTING, NAMESPACE, SEED, BUDGET,
+)  # fmt: skip
+
+
+def _shadow(key: str) -> str:
+    return f"_keep_{key}"
+
+
+def init() -> None:
+    """The shared :func:`dashboard.common.state.init`, then this page's defaults and kept values."""
+    state.init()
+    ss = st.session_state
+    for key in WIDGETS:
+        if key in ss:
+            ss[key] = ss[key]
+            ss[_shadow(key)] = ss[key]
+        elif _shadow(key) in ss:
+            ss[key] = ss[_shadow(key)]
+        elif key in DEFAULTS:
+            ss[key] = DEFAULTS[key]
+    ss.setdefault(CONFIRM, False)
+    ss.setdefault(LAST, [])
+
+
+def remember(key: str, value: Any) -> None:
+    """Set a widget's value (before it is drawn, or from a callback) and its kept copy."""
+    st.session_state[key] = value
+    st.session_state[_shadow(key)] = value

@@ -1,0 +1,122 @@
+"""One hexagon in a real browser (Playwright + Debian's Chromium) at a presenter's 1280×720.
+
+Checks what only a browser shows: the ε slider, the m_UB slider and the two charts they move are
+on screen together without scrolling (bounding boxes), the distribution of releases is drawn (one
+filled ridge per mechanism), the headline carries the data's unit, and no label is cut. Without
+Chromium (or Playwright) the test fails when CI is set and is skipped otherwise.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+import pytest
+from browser_server import CHROMIUM, CHROMIUM_ARGS, ROOT, inside, streamlit_server
+
+from dashboard.common import state
+
+ARTIFACTS = ROOT / "test-artifacts"
+WIDTH, HEIGHT = 1280, 720
+
+pytestmark = pytest.mark.browser
+
+
+def _unavailable(reason: str) -> None:
+    if os.environ.get("CI"):
+        pytest.fail(f"{reason} (required when CI is set)")
+    pytest.skip(reason)
+
+
+@pytest.fixture(scope="module")
+def server():
+    with streamlit_server(ARTIFACTS / "streamlit-browser-hexagon.log") as url:
+        yield url
+
+
+def test_presenter_view_at_1280x720(server):
+    if not CHROMIUM.exists():
+        _unavailable(f"Chromium not found at {CHROMIUM} (apt-get install -y chromium)")
+    try:
+        from playwright.sync_api import expect, sync_playwright
+    except ImportError:
+        _unavailable("playwright is not installed")
+
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(
+            executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True
+        )
+        try:
+            page = browser.new_page(viewport={"width": WIDTH, "height": HEIGHT})
+            try:
+                page.goto(f"{server}/one_hexagon", wait_until="domcontentloaded", timeout=60_000)
+                charts = page.locator('[data-testid="stPlotlyChart"]')
+                distribution = charts.filter(has_text="Where releases")
+                worst = charts.filter(has_text="Worst-case error against ε")
+                expect(distribution).to_be_visible(timeout=180_000)
+                expect(worst).to_be_visible(timeout=60_000)
+                page.wait_for_timeout(1_500)  # plotly finishes drawing
+                assert page.locator('[data-testid="stException"]').count() == 0
+
+                # The controls and the two charts they move, together, without scrolling.
+                eps = page.locator('[data-testid="stSlider"]').filter(has_text="Privacy loss ε")
+                m_ub = page.locator('[data-testid="stSlider"]').filter(has_text="(m_UB)")
+                boxes = {
+                    "ε slider": eps.bounding_box(),
+                    "m_UB slider": m_ub.bounding_box(),
+                    "distribution chart": distribution.bounding_box(),
+                    "worst case chart": worst.bounding_box(),
+                }
+                page.screenshot(path=str(ARTIFACTS / "browser-hexagon-1280x720.png"))
+                outside = {k: b for k, b in boxes.items() if not inside(b, WIDTH, HEIGHT)}
+                assert outside == {}, outside
+                assert page.evaluate("window.scrollY") == 0
+
+                # The distribution is drawn: one filled ridge per chosen mechanism, plus the band
+                # and the true-mean line.
+                n = len(state.DEFAULT_MECHANISMS)
+                traces = distribution.locator(".scatterlayer .trace")
+                assert traces.count() == n + 2
+                fills = distribution.locator(".scatterlayer .trace path.js-fill")
+                assert fills.count() >= n + 1  # n ridges and the ±X band
+                expect(distribution.locator(".annotation-text").first).to_contain_text("within ±1")
+
+                # The headline carries the unit in every number's label.
+                headline = page.locator(".st-key-hexagon_headline table")
+                expect(headline).to_be_visible()
+                header = headline.locator("th").all_inner_texts()
+                assert sum("(km/h)" in h for h in header) == 4, header
+                assert re.search(r"Array-Averaging \(BestFit\)", headline.inner_text())
+
+                # No truncated label: buttons and metric labels show their whole text.
+                cut = page.evaluate(
+                    """() => [...document.querySelectorAll(
+                        '[data-testid="stSidebar"] button p, [data-testid="stMetricLabel"] p')]
+                        .filter(e => e.offsetParent !== null && e.scrollWidth > e.clientWidth + 1)
+                        .map(e => e.textContent)"""
+                )
+                assert cut == [], cut
+
+                # The presenter toggle makes the type larger.
+                size = page.evaluate(
+                    "() => parseFloat(getComputedStyle("
+                    "document.querySelector('.st-key-hexagon_headline td')).fontSize)"
+                )
+                page.locator('[data-testid="stSidebar"]').get_by_text(
+                    "Presenter (larger type)"
+                ).click()
+                expect(page.locator('[data-testid="stPlotlyChart"]').first).to_be_visible()
+                page.wait_for_function(
+                    f"""() => {{
+                        const td = document.querySelector('.st-key-hexagon_headline td');
+                        return td && parseFloat(getComputedStyle(td).fontSize) > {size};
+                    }}""",
+                    timeout=60_000,
+                )
+                page.screenshot(path=str(ARTIFACTS / "browser-hexagon-presenter.png"))
+                assert page.locator('[data-testid="stException"]').count() == 0
+            except Exception:
+                page.screenshot(path=str(ARTIFACTS / "browser-hexagon-failure.png"))
+                raise
+        finally:
+            browser.close()

@@ -1,0 +1,122 @@
+"""AppTest for the Publish page: the preview is a labelled simulation equal to core's, publishing
+needs the confirmation, records one release in the ledger (the test's own, via HEXPLORER_LEDGER)
+whose values the page shows without any true value, the files download, the ledger's histogram is
+every user's cumulative ε, and a budget refusal is a message that records nothing."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from core.citywide.grids import grid_statistics, release_grids
+from core.citywide.gridset import GridSet, busiest_slot, select_grids
+from core.data import load_demo, prepare
+from core.publish import Ledger, ledger_path
+from core.publish.city import user_charges
+from dashboard.publish import state as ps
+
+ROOT = Path(__file__).resolve().parents[2]
+PAGE = str(ROOT / "dashboard" / "pages" / "publish.py")
+TIMEOUT = 180
+U = 65.0
+
+
+@pytest.fixture(scope="module")
+def summaries() -> pd.DataFrame:
+    return prepare(load_demo()).summaries
+
+
+def _ok(at: AppTest) -> None:
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+
+
+TABLES = {  # first column, a column only that table has
+    "publish_preview_table": ("hat", "error_bound"),
+    "publish_recorded_table": ("release_id", "noisy_mean"),
+    "publish_ledger_table": ("release_id", "kind"),
+}
+
+
+def _frame(at: AppTest, key: str) -> pd.DataFrame:
+    first, other = TABLES[key]
+    for df in at.dataframe:
+        cols = list(df.value.columns)
+        if cols and cols[0] == first and other in cols:
+            return df.value
+    raise AssertionError(f"no table {key!r}")
+
+
+def _metrics(at: AppTest) -> dict[str, str]:
+    return {m.label: m.value for m in at.metric}
+
+
+def test_preview_publish_ledger(summaries):
+    book = Ledger(ledger_path())
+    at = AppTest.from_file(PAGE, default_timeout=TIMEOUT)
+    at.run()
+    _ok(at)
+    assert at.title[0].value == "Publish"
+    slot = busiest_slot(summaries)
+    assert at.session_state[ps.SLOT] == slot
+    assert any("a simulation, nothing is published" in s.value for s in at.subheader)
+    gs = GridSet.from_summaries(select_grids(summaries, slot=slot))
+    oracle = release_grids(gs, 1.0, upper=U, rng=np.random.default_rng(0))
+    preview = _frame(at, "publish_preview_table")
+    assert preview["hat"].tolist() == oracle["hat"].tolist()
+    np.testing.assert_allclose(
+        preview["noisy_mean"], np.clip(oracle["noisy_mean"], 0, U), rtol=1e-12, atol=1e-9
+    )
+    assert "true_mean" not in preview.columns
+    charges = user_charges(gs, 1.0, "per-user")
+    assert _metrics(at)["Largest charge ε"] == f"{charges.max():g}"
+    # the button needs the confirmation
+    assert at.button(key="publish_button").disabled
+    assert book.summary().releases == 0
+    at.checkbox(key=ps.CONFIRM).check().run()
+    at.button(key="publish_button").click().run()
+    _ok(at)
+    (record,) = book.records()
+    assert at.session_state[ps.LAST] == [record.release_id]
+    recorded = _frame(at, "publish_recorded_table")
+    assert (
+        recorded["noisy_mean"].tolist()
+        == np.clip(record.body["grids"]["noisy_mean"], 0, U).tolist()
+    )
+    assert set(recorded["release_id"]) == {record.release_id}
+    true_mean, true_var = grid_statistics(gs, np.ones(gs.n_pairs, dtype=bool))
+    shown = pd.concat([recorded, _frame(at, "publish_ledger_table")], axis=1).to_csv()
+    numbers = set(re.findall(r"-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?", shown))  # whole numbers
+    for value in [*true_mean.tolist(), *true_var.tolist()]:
+        assert not ({repr(value), f"{value:.6g}"} & numbers), value
+    labels = {b.label for b in at.get("download_button")}
+    assert {"Download .csv", "Download .geojson", "Download .parquet"} <= labels
+    # the ledger: one release, every user's ε in the histogram
+    metrics = _metrics(at)
+    assert metrics["Releases"] == "1" and metrics["Buses"] == f"{gs.n_users:,}"
+    assert metrics["Largest ε of a bus"] == f"{charges.max():g}"
+    fig = at.get("plotly_chart")[0].proto.spec
+    assert '"type":"histogram"' in fig.replace(" ", "")
+    np.testing.assert_allclose(np.sort(book.user_epsilons()), np.sort(charges))
+    assert _frame(at, "publish_ledger_table")["release_id"].tolist() == [record.release_id]
+
+
+def test_budget_refusal_is_a_message_and_records_nothing():
+    book = Ledger(ledger_path())
+    book.set_budget(0.5)
+    at = AppTest.from_file(PAGE, default_timeout=TIMEOUT)
+    at.run()
+    assert not at.exception
+    assert _metrics(at)["Budget"] == "0.5"
+    at.checkbox(key=ps.CONFIRM).check().run()
+    at.button(key="publish_button").click().run()
+    assert not at.exception
+    (err,) = at.error
+    assert "budget" in err.value and "nothing was recorded" in err.value
+    assert book.summary().releases == 0
+    assert _metrics(at)["Releases"] == "0"
