@@ -64,7 +64,7 @@ def _read(base: Path, columns: ColumnMap, config: PrepConfig) -> Prepared | None
     try:
         summaries = pd.read_parquet(base.with_suffix(".parquet"))
         fields = json.loads(base.with_suffix(".json").read_text(encoding="utf-8"))
-        fields["rejected_examples"] = tuple(fields["rejected_examples"])
+        fields = {k: tuple(v) if isinstance(v, list) else v for k, v in fields.items()}
         report = PrepReport(**fields)
     except (OSError, ValueError, TypeError, KeyError):
         return None
