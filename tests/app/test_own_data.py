@@ -186,6 +186,8 @@ def test_map_selection_keeps_fills_and_labels_follow_settings(uploaded):
     assert outline["data"] == [{"cell": other}] and outline["filled"] is False
 
     # keep-zeros changes the counts: the hexagon box shows the new ones at once
+    at.sidebar.number_input(key=state.UPPER).set_value(30.0).run()  # whichever test ran first
+    at.sidebar.slider(key=state.RESOLUTION).set_value(8).run()
     at.sidebar.checkbox(key=state.KEEP_ZEROS).check().run()
     at.sidebar.radio(key=state.SLOT_KIND).set_value("hour-of-day").run()
     _ok(at)
