@@ -25,9 +25,56 @@ def register(sub: Any, data: argparse.ArgumentParser, names: list[str]) -> None:
     )
     common.add_ledger_options(p)
     common.add_output_options(
-        p, "FILE", "write the published release to FILE (.csv, .parquet or .geojson)"
+        p,
+        "FILE",
+        "write the published release to FILE (.csv, .parquet or .geojson); with --all the table "
+        "of every HAT (.csv or .parquet)",
     )
+    every = p.add_argument_group("every HAT at once (core.citywide.batch)")
+    every.add_argument(
+        "--all",
+        action="store_true",
+        help="release every HAT (of --slot-filter / --day, else of the data) in one vectorised "
+        "pass, one row per HAT to --output; simulated only (needs --seed)",
+    )
+    every.add_argument("--slot-filter", metavar="SLOT", help="with --all: the HATs of this slot")
+    every.add_argument("--day", metavar="YYYY-MM-DD", help="with --all: the HATs of this day")
     p.set_defaults(func=run)
+
+
+def run_all(args: argparse.Namespace) -> Any:
+    """``release --all``: one simulated release per HAT (core.citywide.batch), to ``--output``."""
+    from core.citywide.batch import HatBatch, release_all
+    from core.citywide.gridset import select_grids
+
+    if args.seed is None:
+        raise HexplorerError(
+            "--all releases are simulated only: give --seed (publishing every HAT needs a "
+            "batch entry in the ledger, not built yet)."
+        )
+    if args.output is None:
+        raise HexplorerError("--all needs --output FILE.csv or FILE.parquet.")
+    if args.m_ub is not None or args.hat is not None:
+        raise HexplorerError("--all uses each HAT's default m_UB and every HAT: drop --m-ub/--hat.")
+    target = common.output_path(args.output, force=args.force, suffixes=(".csv", ".parquet"))
+    (epsilon,) = common.epsilons([args.epsilon])
+    summaries = common.prepared(args).summaries
+    if args.slot_filter is not None or args.day is not None:
+        summaries = select_grids(summaries, slot=args.slot_filter, day=args.day)
+    batch = HatBatch.from_summaries(summaries, upper=args.upper)
+    table = release_all(args.mechanism, batch, epsilon, seed=args.seed)
+    if str(target).lower().endswith(".parquet"):
+        table.to_parquet(target, index=False)
+    else:
+        table.to_csv(target, index=False)
+    return {
+        "output": str(target),
+        "mechanism": args.mechanism,
+        "epsilon": epsilon,
+        "seed": args.seed,
+        "hats": int(len(table)),
+        "published": False,
+    }
 
 
 def release_dict(release, hat) -> dict[str, Any]:
@@ -48,6 +95,10 @@ def release_dict(release, hat) -> dict[str, Any]:
 def run(args: argparse.Namespace) -> Any:
     from core import mechanisms
 
+    if args.all:
+        return run_all(args)
+    if args.slot_filter is not None or args.day is not None:
+        raise HexplorerError("--slot-filter and --day need --all (every HAT at once).")
     if args.seed is not None:
         for flag in ("output", "budget", "namespace", "ledger"):
             if getattr(args, flag) is not None:

@@ -1,0 +1,726 @@
+"""Every HAT at once: release or evaluate all HATs of a slot, a day or a file in one pass.
+
+A city has tens of thousands of HATs a day; a Python loop over them (build a HatData, pick
+m_UB, group, add noise) costs about 0.3 ms a HAT. Here the per-user summaries of all HATs sit
+in flat arrays, segmented by HAT (sorted by HAT label, then count descending, ties by user id:
+SPEC section 1's order inside each segment), and every step is a numpy operation over all
+segments at once:
+
+- segment totals (N, Σ s) with ``np.add.reduceat``; m*, m_* and the median count by offset;
+- m_UB per HAT: median (``arrayavg-*``), m^(ε) (``opt-arrayavg``: E(m) at each distinct count
+  from segment prefix sums, SPEC section 4; HATs whose best candidates tie within the float
+  screening tolerance are settled by :func:`core.worstcase.m_opt`, exactly as the loop does);
+- WrapAround (SPEC section 2): array boundaries of all HATs with one ``searchsorted`` in the
+  concatenated cumulative counts;
+- BestFit (SPEC section 2): the run-by-run form of :func:`core.grouping.bestfit_fill` advanced
+  in lockstep over HATs: step r places the r-th run of equal Γ of every HAT at once (the
+  candidate arrays of all HATs sorted by (HAT, fill descending, index), capacities by prefix
+  sums, users assigned by ``searchsorted``). The number of steps is the largest number of
+  distinct Γ in one HAT, not the number of HATs or users;
+- the Laplace noise of each HAT from that HAT's own generator (the seed rule below), computed
+  for all HATs at once.
+
+Vectorised: ``baseline, arrayavg-wrap, arrayavg-best, opt-arrayavg, opt-arrayavg-convex``
+and ``opt-bounding`` (m^(ε) and m_UB^(O,2) are screened in float over all HATs at once; the
+rare HATs whose best candidates tie within the tolerance are settled exactly per HAT by
+:mod:`core.worstcase`, as the loop does). The mechanisms with a private interval or threshold
+(``levy, levy-wrap, quantile-fixed, quantile-fixed-wrap, quantile-eps, akmv``) fall back to a
+loop over HATs calling :func:`core.mechanisms.release`: their exponential-mechanism draws per
+HAT do not vectorise without re-implementing them, and the loop keeps their tested code path.
+
+**Seed rule** (per HAT, so a HAT's value does not depend on which other HATs are released with
+it): the generator of HAT ``hat`` for mechanism ``name`` and seed ``seed`` is
+``numpy.random.Generator(numpy.random.Philox(key=k))`` with
+``k = int.from_bytes(blake2b(f"{seed}|{name}|{hat}", digest_size=16), "little")``
+(:func:`hat_rng`). The single-HAT loop with that generator gives the same estimate as this
+module: integers (m_UB, K̄) and the noise bit for bit, the noiseless value up to the order of
+floating-point summation (numpy's pairwise sums per HAT against segment sums here; a relative
+difference of order 1e-15). For the vectorised mechanisms the first Laplace draw of every
+HAT's Philox stream is computed directly (Philox4x64-10 on the counter 1, as numpy does, then
+numpy's ``random_laplace`` with the C library's ``log``); a test checks it against numpy.
+
+These are simulated releases (SPEC section 7): nothing is published.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+import polars as pl
+
+from core import worstcase
+from core.errors import HexplorerError
+from core.hat import HatData
+from core.mechanisms import MECHANISMS, get_mechanism, release
+from core.params import ceil_two_over_epsilon, check_epsilon, check_upper
+
+#: Mechanisms computed in one vectorised pass (the others loop over HATs).
+VECTORISED = (
+    "baseline",
+    "arrayavg-wrap",
+    "arrayavg-best",
+    "opt-arrayavg",
+    "opt-arrayavg-convex",
+    "opt-bounding",
+)
+RELEASE_COLUMNS = [
+    "hat",
+    "mechanism",
+    "epsilon",
+    "m_ub",
+    "n_arrays",
+    "sensitivity",
+    "noise_scale",
+    "noiseless",
+    "estimate",
+    "true_mean",
+    "users",
+    "records",
+]
+
+__all__ = [
+    "RELEASE_COLUMNS",
+    "VECTORISED",
+    "HatBatch",
+    "hat_key",
+    "hat_keys",
+    "hat_rng",
+    "evaluate_all",
+    "first_laplace",
+    "release_all",
+    "release_loop",
+]
+
+
+# ---------------------------------------------------------------------------------------------
+# The seed rule
+
+
+def hat_key(seed: int, mechanism: str, hat: str) -> int:
+    """The 128-bit Philox key of one HAT's generator (see the module's seed rule).
+
+    >>> hat_key(7, "baseline", "8742d9d69ffffff/h08") == hat_key(7, "baseline", "8742d9d69ffffff/h08")
+    True
+    """
+    text = f"{int(seed)}|{mechanism}|{hat}".encode()
+    return int.from_bytes(hashlib.blake2b(text, digest_size=16).digest(), "little")
+
+
+def hat_rng(seed: int, mechanism: str, hat: str) -> np.random.Generator:
+    """The generator of HAT ``hat`` for ``mechanism`` under ``seed`` (the module's seed rule)."""
+    return np.random.Generator(np.random.Philox(key=hat_key(seed, mechanism, hat)))
+
+
+_M64 = np.uint64(0xFFFFFFFFFFFFFFFF)
+_M32 = np.uint64(0xFFFFFFFF)
+_PHILOX_M0 = np.uint64(0xD2E7470EE14C6C93)
+_PHILOX_M1 = np.uint64(0xCA5A826395121157)
+_PHILOX_W0 = np.uint64(0x9E3779B97F4A7C15)
+_PHILOX_W1 = np.uint64(0xBB67AE8584CAA73B)
+
+
+def _mulhilo(a: np.uint64, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """High and low 64 bits of the 128-bit products a * b (uint64 arrays, 32-bit limbs)."""
+    a0, a1 = a & _M32, a >> np.uint64(32)
+    b0, b1 = b & _M32, b >> np.uint64(32)
+    p00, p01, p10, p11 = a0 * b0, a0 * b1, a1 * b0, a1 * b1
+    mid = (p00 >> np.uint64(32)) + (p01 & _M32) + (p10 & _M32)
+    hi = p11 + (p01 >> np.uint64(32)) + (p10 >> np.uint64(32)) + (mid >> np.uint64(32))
+    lo = a * b  # wraps modulo 2**64
+    return hi, lo
+
+
+def _philox_first(k0: np.ndarray, k1: np.ndarray) -> np.ndarray:
+    """First 64-bit output of ``Philox(key=[k0, k1])`` (counter 0, incremented to 1 first)."""
+    n = k0.size
+    c = [
+        np.ones(n, np.uint64),
+        np.zeros(n, np.uint64),
+        np.zeros(n, np.uint64),
+        np.zeros(n, np.uint64),
+    ]
+    key0, key1 = k0.copy(), k1.copy()
+    for r in range(10):
+        if r:
+            key0 = key0 + _PHILOX_W0
+            key1 = key1 + _PHILOX_W1
+        hi0, lo0 = _mulhilo(_PHILOX_M0, c[0])
+        hi1, lo1 = _mulhilo(_PHILOX_M1, c[2])
+        c = [hi1 ^ c[1] ^ key0, lo1, hi0 ^ c[3] ^ key1, lo0]
+    return c[0]
+
+
+def hat_keys(seed: int, mechanism: str, hats) -> np.ndarray:
+    """:func:`hat_key` of many HATs as a (H, 2) uint64 array (low word, high word)."""
+    prefix = hashlib.blake2b(digest_size=16)
+    prefix.update(f"{int(seed)}|{mechanism}|".encode())
+    digests = []
+    for hat in hats:
+        h = prefix.copy()
+        h.update(str(hat).encode())
+        digests.append(h.digest())
+    return np.frombuffer(b"".join(digests), dtype="<u8").reshape(-1, 2).astype(np.uint64)
+
+
+def first_laplace(keys: np.ndarray, scale: np.ndarray) -> np.ndarray:
+    """``Generator(Philox(key=k)).laplace(0.0, scale_k, 1)[0]`` for every key, vectorised.
+
+    ``keys`` is (H, 2) uint64 (:func:`hat_keys`). numpy's ``random_laplace``: U = next_double;
+    U >= 0.5 gives ``0 - b log(2 - U - U)``, 0 < U < 0.5 gives ``0 + b log(U + U)``; U = 0
+    (probability 2**-53) draws again, done here by numpy itself for that key. ``log`` is the C
+    library's (Python's ``math.log``), as in numpy's sampler.
+    """
+    keys = np.asarray(keys, dtype=np.uint64).reshape(-1, 2)
+    with np.errstate(over="ignore"):
+        bits = _philox_first(keys[:, 0].copy(), keys[:, 1].copy())
+    u = (bits >> np.uint64(11)).astype(np.float64) * (1.0 / 9007199254740992.0)
+    scale = np.broadcast_to(np.asarray(scale, dtype=np.float64), u.shape)
+    upper = u >= 0.5
+    arg = np.where(upper, 2.0 - u - u, u + u)
+    log = math.log
+    logs = np.array([log(x) if x > 0 else 0.0 for x in arg.tolist()])
+    out = np.where(upper, 0.0 - scale * logs, 0.0 + scale * logs)
+    for i in np.flatnonzero(u == 0.0).tolist():  # pragma: no cover - probability 2**-53
+        key = int(keys[i, 0]) | (int(keys[i, 1]) << 64)
+        out[i] = np.random.Generator(np.random.Philox(key=key)).laplace(0.0, scale[i], 1)[0]
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# The segmented data
+
+
+@dataclass(frozen=True, kw_only=True, eq=False)
+class HatBatch:
+    """Per-user summaries of many HATs in flat arrays, one segment per HAT.
+
+    Attributes
+    ----------
+    hats : ndarray of str (H,)
+        HAT labels, sorted.
+    offsets : int64 (H + 1,)
+        Segment h is ``offsets[h]:offsets[h + 1]``.
+    counts : int64 (n,)
+        m_ℓ, descending inside each segment (ties by user id, as :class:`HatData`).
+    sums : float64 (n,)
+        s_ℓ in the same order.
+    user_ids : ndarray of str (n,)
+    upper : float
+        U.
+    """
+
+    hats: np.ndarray
+    offsets: np.ndarray
+    counts: np.ndarray
+    sums: np.ndarray
+    user_ids: np.ndarray
+    upper: float
+
+    @classmethod
+    def from_summaries(cls, summaries: pd.DataFrame, upper: float = 65.0) -> HatBatch:
+        """Build the batch from ``Prepared.summaries`` (any row order; select rows first to
+        release a slot or a day)."""
+        upper = check_upper(upper)
+        missing = [c for c in ("hat", "user_id", "m", "s") if c not in summaries.columns]
+        if missing:
+            raise HexplorerError(
+                f"Summaries need the columns hat, user_id, m, s; missing: {missing}."
+            )
+        if len(summaries) == 0:
+            raise HexplorerError("There are no HATs to release: the summaries are empty.")
+        frame = pl.from_pandas(summaries[["hat", "user_id", "m", "s"]]).sort(
+            ["hat", "m", "user_id"], descending=[False, True, False]
+        )
+        hat_col = frame.get_column("hat")
+        starts = np.flatnonzero(
+            np.concatenate(
+                ([True], (hat_col.slice(1) != hat_col.slice(0, len(hat_col) - 1)).to_numpy())
+            )
+        )
+        counts = frame.get_column("m").to_numpy().astype(np.int64)
+        if counts.min() < 1:
+            raise HexplorerError("Every count m must be >= 1.")
+        return cls(
+            hats=hat_col.gather(starts).to_numpy().astype(str),
+            offsets=np.append(starts, len(frame)).astype(np.int64),
+            counts=counts,
+            sums=frame.get_column("s").to_numpy().astype(np.float64),
+            user_ids=frame.get_column("user_id").to_numpy().astype(str),
+            upper=upper,
+        )
+
+    @property
+    def n_hats(self) -> int:
+        return int(self.hats.size)
+
+    @property
+    def lengths(self) -> np.ndarray:
+        """L per HAT."""
+        return np.diff(self.offsets)
+
+    @property
+    def segment(self) -> np.ndarray:
+        """The HAT index of every user row."""
+        return np.repeat(np.arange(self.n_hats), self.lengths)
+
+    def hat_data(self, h: int) -> HatData:
+        """HAT ``h`` as :class:`HatData` (for the loop and for tests)."""
+        sl = slice(int(self.offsets[h]), int(self.offsets[h + 1]))
+        return HatData.from_arrays(
+            self.counts[sl],
+            self.sums[sl],
+            None,
+            self.user_ids[sl],
+            upper=self.upper,
+            hat=str(self.hats[h]),
+        )
+
+    def seg_sum(self, values: np.ndarray) -> np.ndarray:
+        """Sum of ``values`` (one per user row) per HAT."""
+        return np.add.reduceat(values, self.offsets[:-1])
+
+
+# ---------------------------------------------------------------------------------------------
+# m_UB per HAT
+
+
+def _median(b: HatBatch) -> np.ndarray:
+    """The ⌈L/2⌉-th largest count per HAT (SPEC section 1)."""
+    return b.counts[b.offsets[:-1] + (b.lengths + 1) // 2 - 1]
+
+
+def _m_opt(b: HatBatch, epsilon: float) -> np.ndarray:
+    """m^(ε) per HAT (SPEC section 4): E(m) at every distinct count, smallest minimiser; HATs
+    with candidates within the screening tolerance are settled by worstcase.m_opt (exact)."""
+    seg = b.segment
+    c = b.counts
+    first = np.ones(c.size, dtype=bool)
+    first[1:] = (c[1:] != c[:-1]) | (seg[1:] != seg[:-1])
+    pos = np.arange(c.size) - b.offsets[seg]  # users before this one in its HAT
+    prefix = np.cumsum(c) - c  # global, then made per segment
+    prefix = prefix - prefix[b.offsets[:-1]][seg]
+    n = b.seg_sum(c)
+    idx = np.flatnonzero(first)
+    v = c[idx]
+    s = pos[idx] * v + (n[seg[idx]] - prefix[idx])  # S(v) = #{m > v} v + Σ_{m <= v} m
+    e = (1.0 - s / n[seg[idx]]) + v / (epsilon * s)
+    hseg = seg[idx]
+    best = np.full(b.n_hats, np.inf)
+    np.minimum.at(best, hseg, e)
+    tol = 1e-9 * np.maximum(np.abs(best), 1e-300)
+    near = e <= best[hseg] + tol[hseg]
+    n_near = np.bincount(hseg, weights=near.astype(np.float64), minlength=b.n_hats)
+    # smallest minimiser: candidates are in descending v, so the last near one per HAT
+    last = np.full(b.n_hats, -1, dtype=np.int64)
+    np.maximum.at(last, hseg[near], np.flatnonzero(near))
+    out = v[last].astype(np.int64)
+    for h in np.flatnonzero(n_near > 1).tolist():
+        sl = slice(int(b.offsets[h]), int(b.offsets[h + 1]))
+        out[h] = worstcase.m_opt(c[sl], b.upper, epsilon)
+    return out
+
+
+def _s_at(b: HatBatch, m: np.ndarray, hat: np.ndarray) -> np.ndarray:
+    """S(m) = Σ_ℓ min(m_ℓ, m) for values ``m`` of HATs ``hat`` (exact integers)."""
+    seg = b.segment
+    top = int(b.counts.max()) + 1
+    # counts ascending inside each HAT as a sorted key: HAT, then count
+    asc = np.argsort(seg * top + b.counts, kind="stable")
+    key = (seg * top + b.counts)[asc]
+    sorted_counts = b.counts[asc]
+    prefix = np.concatenate(([0], np.cumsum(sorted_counts)))
+    start = b.offsets[:-1][hat]
+    j = np.searchsorted(key, hat * top + np.minimum(m, top - 1), side="right")  # c <= m
+    below = prefix[j] - prefix[start]
+    above = b.offsets[1:][hat] - j
+    return below + above * m
+
+
+def _m_convex(b: HatBatch) -> np.ndarray:
+    """m_UB^(O,2) per HAT (SPEC section 4, seed 003 eq. 5), as worstcase.m_convex: candidates
+    are the counts, ⌊N/L⌋ and ⌈N/L⌉ within [m_*, m*]; the smallest minimiser of the integer key
+    ``-L m* S(m) + N max(L m, N)``, screened in float; near-ties settled by worstcase.m_convex."""
+    seg = b.segment
+    c = b.counts
+    first = np.ones(c.size, dtype=bool)
+    first[1:] = (c[1:] != c[:-1]) | (seg[1:] != seg[:-1])
+    n = b.seg_sum(c)
+    big_l = b.lengths
+    lo, hi = c[b.offsets[1:] - 1], c[b.offsets[:-1]]
+    hats = np.arange(b.n_hats)
+    extra_m = np.concatenate((n // big_l, -(-n // big_l)))
+    extra_h = np.concatenate((hats, hats))
+    ok = (extra_m >= lo[extra_h]) & (extra_m <= hi[extra_h])
+    cand_h = np.concatenate((seg[first], extra_h[ok]))
+    cand_m = np.concatenate((c[first], extra_m[ok]))
+    s = _s_at(b, cand_m, cand_h)
+    lf, hf, nf = big_l[cand_h].astype(float), hi[cand_h].astype(float), n[cand_h].astype(float)
+    key = (-lf * hf * s + nf * np.maximum(lf * cand_m, nf)) / (lf * hf * nf)
+    best = np.full(b.n_hats, np.inf)
+    np.minimum.at(best, cand_h, key)
+    tol = 1e-9 * np.maximum(np.abs(best), 1e-300)
+    near = key <= best[cand_h] + tol[cand_h]
+    out = np.full(b.n_hats, np.iinfo(np.int64).max)
+    np.minimum.at(out, cand_h[near], cand_m[near])
+    n_near = np.bincount(cand_h[near], minlength=b.n_hats)
+    distinct = np.zeros(b.n_hats, dtype=np.int64)  # near candidates with different m
+    pairs = np.unique(np.stack((cand_h[near], cand_m[near])), axis=1)
+    np.add.at(distinct, pairs[0], 1)
+    del n_near
+    for h in np.flatnonzero(distinct > 1).tolist():
+        out[h] = worstcase.m_convex(c[b.offsets[h] : b.offsets[h + 1]])
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Groupings over all HATs
+
+
+def _gamma(b: HatBatch, m_ub: np.ndarray) -> np.ndarray:
+    return np.minimum(b.counts, m_ub[b.segment])
+
+
+def wraparound_means(b: HatBatch, m_ub: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """WrapAround (SPEC section 2) for every HAT: (f_arr per HAT, K per HAT)."""
+    seg = b.segment
+    gamma = _gamma(b, m_ub)
+    xbar = b.sums / b.counts
+    total = b.seg_sum(gamma)  # integers: exact
+    k = total // m_ub
+    if np.any(k < 1):  # cannot happen for m_ub in [m_*, m*]
+        raise HexplorerError("No array of m_UB samples can be formed in some HAT.")
+    lengths = b.lengths
+    # per HAT: c_j, v_j (j = 0..L) as the loop has them, stored at row o + j + h (one extra
+    # leading 0 per HAT)
+    c_loc = np.cumsum(gamma) - (np.cumsum(gamma) - gamma)[b.offsets[:-1]][seg]  # exact ints
+    v_loc = _seg_cumsum(gamma * xbar, b.offsets)
+    n_bounds = k + 1
+    hb = np.repeat(np.arange(b.n_hats), n_bounds)
+    j = np.arange(n_bounds.sum()) - np.repeat(np.cumsum(n_bounds) - n_bounds, n_bounds)
+    bound = j * m_ub[hb]
+    # user index u (0-based in its HAT) with c_u <= bound < c_{u+1}: c_{u+1} = c_loc[o + u]
+    key = seg * (int(c_loc.max()) + 1) + c_loc  # sorted: HAT, then cumulative count
+    u = np.searchsorted(key, hb * (int(c_loc.max()) + 1) + bound, side="right")
+    u = np.minimum(u - b.offsets[:-1][hb], lengths[hb] - 1)
+    row = b.offsets[:-1][hb] + u
+    c_u = np.where(u > 0, c_loc[row - 1], 0)
+    v_u = np.where(u > 0, v_loc[row - 1], 0.0)
+    cum = v_u + (bound - c_u) * xbar[row]
+    means = np.diff(cum) / m_ub[hb][1:]
+    keep = hb[1:] == hb[:-1]  # differences inside one HAT
+    sums = np.bincount(hb[1:][keep], weights=means[keep], minlength=b.n_hats)
+    return sums / k, k
+
+
+def bestfit_assign(b: HatBatch, m_ub: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """BestFit (SPEC section 2) for every HAT in lockstep over runs of equal Γ.
+
+    Returns (array index of every user row within its HAT, K̄ per HAT). Equal, HAT by HAT, to
+    :func:`core.grouping.bestfit_fill` (the run-by-run form described there).
+    """
+    seg = b.segment
+    gamma = _gamma(b, m_ub)
+    n = gamma.size
+    assign = np.empty(n, dtype=np.int64)
+    run_start = np.flatnonzero(
+        np.concatenate(([True], (gamma[1:] != gamma[:-1]) | (seg[1:] != seg[:-1])))
+    )
+    run_len = np.diff(np.append(run_start, n))
+    run_hat = seg[run_start]
+    run_g = gamma[run_start]
+    run_rank = np.arange(run_start.size) - np.searchsorted(run_start, b.offsets[:-1])[run_hat]
+    cap = m_ub
+    n_open = np.zeros(b.n_hats, dtype=np.int64)  # arrays opened per HAT (indices 0..n_open-1)
+    # arrays with room left: HAT, index, fill
+    a_hat = np.zeros(0, np.int64)
+    a_idx = np.zeros(0, np.int64)
+    a_fill = np.zeros(0, np.int64)
+    order = np.argsort(run_rank, kind="stable")
+    bounds = np.searchsorted(run_rank[order], np.arange(int(run_rank.max()) + 2))
+    for r in range(int(run_rank.max()) + 1):
+        runs = order[bounds[r] : bounds[r + 1]]  # the r-th run of each HAT that has one, by HAT
+        hats = run_hat[runs]
+        g_of = np.zeros(b.n_hats, np.int64)
+        g_of[hats] = run_g[runs]
+        need_of = np.zeros(b.n_hats, np.int64)
+        need_of[hats] = run_len[runs]
+        # candidate arrays: in an active HAT, with room for Γ
+        ok = (g_of[a_hat] > 0) & (a_fill <= cap[a_hat] - g_of[a_hat])
+        cand = np.flatnonzero(ok)
+        cand = cand[np.lexsort((a_idx[cand], -a_fill[cand], a_hat[cand]))]
+        ch = a_hat[cand]
+        per = (cap[ch] - a_fill[cand]) // g_of[ch]
+        # capacity of the earlier candidates of the same HAT
+        excl = np.cumsum(per) - per
+        heads = np.flatnonzero(np.concatenate(([True], ch[1:] != ch[:-1]))) if ch.size else ch
+        head_of = heads[np.searchsorted(heads, np.arange(ch.size), side="right") - 1]
+        before = excl - excl[head_of]
+        take = np.clip(need_of[ch] - before, 0, per)
+        used = take > 0
+        # fresh arrays (next unused indices) for what the candidates cannot hold
+        held = np.bincount(ch, weights=take, minlength=b.n_hats).astype(np.int64)
+        rest = need_of[hats] - held[hats]
+        per_fresh = cap[hats] // run_g[runs]
+        n_fresh = -(-rest // per_fresh)
+        run_of = np.repeat(np.arange(hats.size), n_fresh)
+        fh = hats[run_of]
+        fj = np.arange(run_of.size) - (np.cumsum(n_fresh) - n_fresh)[run_of]
+        f_idx = n_open[fh] + fj
+        f_take = np.minimum(per_fresh[run_of], rest[run_of] - fj * per_fresh[run_of])
+        n_open[hats] += n_fresh
+        # users of each run in order: candidates (fill desc, index), then the fresh arrays
+        e_hat = np.concatenate((ch[used], fh))
+        e_idx = np.concatenate((a_idx[cand][used], f_idx))
+        e_take = np.concatenate((take[used], f_take))
+        e_order = np.argsort(e_hat, kind="stable")
+        assign[_ranges(run_start[runs], run_len[runs])] = np.repeat(e_idx[e_order], e_take[e_order])
+        # new fills; full arrays leave the table
+        a_fill = a_fill.copy()
+        a_fill[cand[used]] += take[used] * g_of[ch[used]]
+        a_hat = np.concatenate((a_hat, fh))
+        a_idx = np.concatenate((a_idx, f_idx))
+        a_fill = np.concatenate((a_fill, f_take * g_of[fh]))
+        keep = a_fill < cap[a_hat]
+        a_hat, a_idx, a_fill = a_hat[keep], a_idx[keep], a_fill[keep]
+    return assign, n_open
+
+
+def _ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """Concatenated ``arange(s, s + l)`` for every (s, l)."""
+    heads = np.cumsum(lengths) - lengths
+    return np.arange(int(lengths.sum())) + np.repeat(starts - heads, lengths)
+
+
+def _seg_cumsum(values: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """``np.cumsum`` of every segment, restarted at 0 (bit for bit the per-HAT cumsum): rows of
+    a zero-padded 2-D array per length class, summed along the row."""
+    out = np.empty_like(values)
+    lengths = np.diff(offsets)
+    cls = np.ceil(np.log2(np.maximum(lengths, 1))).astype(np.int64)
+    for c in np.unique(cls).tolist():
+        hs = np.flatnonzero(cls == c)
+        width = int(lengths[hs].max())
+        grid = np.zeros((hs.size, width))
+        col = np.arange(width)
+        mask = col[None, :] < lengths[hs][:, None]
+        idx = offsets[hs][:, None] + col[None, :]
+        grid[mask] = values[idx[mask]]
+        out[idx[mask]] = np.cumsum(grid, axis=1)[mask]
+    return out
+
+
+def bestfit_means(b: HatBatch, m_ub: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """BestFit f_arr per HAT and K̄ per HAT."""
+    assign, k = bestfit_assign(b, m_ub)
+    gamma = _gamma(b, m_ub)
+    base = np.concatenate(([0], np.cumsum(k)))
+    glob = base[b.segment] + assign
+    sums = np.bincount(glob, weights=gamma * (b.sums / b.counts), minlength=int(base[-1]))
+    fills = np.bincount(glob, weights=gamma, minlength=int(base[-1]))
+    means = sums / fills
+    hat_of_array = np.repeat(np.arange(b.n_hats), k)
+    f_arr = np.bincount(hat_of_array, weights=means, minlength=b.n_hats) / k
+    return f_arr, k
+
+
+# ---------------------------------------------------------------------------------------------
+# Release
+
+
+@dataclass(frozen=True, kw_only=True, eq=False)
+class _Noiseless:
+    m_ub: np.ndarray  # -1 where the mechanism has no arrays
+    n_arrays: np.ndarray  # -1 likewise
+    sensitivity: np.ndarray
+    noise_scale: np.ndarray
+    noiseless: np.ndarray
+
+
+def _vectorised(name: str, b: HatBatch, epsilon: float) -> _Noiseless:
+    u = b.upper
+    n = b.seg_sum(b.counts)
+    none = np.full(b.n_hats, -1, dtype=np.int64)
+    if name == "baseline":
+        m_max = b.counts[b.offsets[:-1]]
+        sens = u * m_max / n
+        return _Noiseless(
+            m_ub=none, n_arrays=none, sensitivity=sens, noise_scale=sens / epsilon,
+            noiseless=b.seg_sum(b.sums) / n,
+        )  # fmt: skip
+    if name == "opt-bounding":
+        t = ceil_two_over_epsilon(epsilon)
+        lengths = b.lengths
+        kth = b.counts[b.offsets[:-1] + np.minimum(t, lengths) - 1]
+        t_eps = np.where(t <= lengths, u * kth, 0.0)
+        m = b.counts.astype(np.float64)
+        te = t_eps[b.segment]
+        lo = np.maximum((u * m - te) / (2.0 * m), 0.0)
+        hi = np.minimum((u * m + te) / (2.0 * m), u)
+        noiseless = b.seg_sum(m * np.clip(b.sums / b.counts, lo, hi)) / n
+        sens = t_eps / n
+        return _Noiseless(
+            m_ub=none, n_arrays=none, sensitivity=sens, noise_scale=sens / epsilon,
+            noiseless=noiseless,
+        )  # fmt: skip
+    rule = MECHANISMS[name].m_ub_rule
+    if rule == "median":
+        m_ub = _median(b)
+    elif rule == "opt":
+        m_ub = _m_opt(b, epsilon)
+    else:
+        m_ub = _m_convex(b)
+    if MECHANISMS[name].grouping == "wraparound":
+        f_arr, k = wraparound_means(b, m_ub)
+        factor = 2.0
+    else:
+        f_arr, k = bestfit_means(b, m_ub)
+        factor = 1.0
+    sens = factor * u / k
+    return _Noiseless(
+        m_ub=m_ub, n_arrays=k, sensitivity=sens, noise_scale=sens / epsilon, noiseless=f_arr
+    )
+
+
+def release_all(
+    name: str,
+    batch: HatBatch,
+    epsilon: float,
+    *,
+    seed: int,
+    progress: Callable[[int, int], None] | None = None,
+) -> pd.DataFrame:
+    """One simulated release of every HAT of ``batch`` (SPEC section 3), one row per HAT.
+
+    Parameters
+    ----------
+    name : str
+        A mechanism of :data:`core.mechanisms.MECHANISMS`; each HAT uses the mechanism's
+        default m_UB.
+    batch : HatBatch
+    epsilon : float
+        Privacy loss of each HAT's release (per HAT; composition across HATs is SPEC
+        section 5's business).
+    seed : int
+        The seed of the module's per-HAT seed rule.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns :data:`RELEASE_COLUMNS`, HATs in label order; ``m_ub`` and ``n_arrays`` are
+        -1 for mechanisms without arrays.
+    """
+    get_mechanism(name)
+    epsilon = check_epsilon(epsilon)
+    if isinstance(seed, bool) or not isinstance(seed, int | np.integer):
+        raise HexplorerError(f"The 'seed' parameter must be an integer. Got {seed!r} instead.")
+    if name not in VECTORISED:
+        return release_loop(name, batch, epsilon, seed=seed, progress=progress)
+    parts = _vectorised(name, batch, epsilon)
+    estimate = parts.noiseless + first_laplace(
+        hat_keys(seed, name, batch.hats.tolist()), parts.noise_scale
+    )
+    n = batch.seg_sum(batch.counts)
+    return pd.DataFrame(
+        {
+            "hat": batch.hats,
+            "mechanism": name,
+            "epsilon": epsilon,
+            "m_ub": parts.m_ub,
+            "n_arrays": parts.n_arrays,
+            "sensitivity": parts.sensitivity,
+            "noise_scale": parts.noise_scale,
+            "noiseless": parts.noiseless,
+            "estimate": estimate,
+            "true_mean": batch.seg_sum(batch.sums) / n,
+            "users": batch.lengths,
+            "records": n,
+        }
+    )
+
+
+def evaluate_all(name: str, batch: HatBatch, epsilon: float) -> pd.DataFrame:
+    """Every HAT's exact mean absolute error at ε for a vectorised mechanism (no sampling).
+
+    For the mechanisms of :data:`VECTORISED` the value before noise is a fixed number ``v`` (no
+    private interval), so with ``d = v − f`` and Laplace scale ``b`` the papers' MAE (SPEC
+    section 3, Evaluation) is ``E|d + Lap(b)| = |d| + b·exp(−|d|/b)`` (``|d|`` when b = 0):
+    the same quantity :func:`core.evaluation.monte_carlo` estimates by sampling.
+
+    Returns a DataFrame with columns ``hat, mechanism, epsilon, m_ub, n_arrays, noise_scale,
+    noiseless, true_mean, bias, mae``, HATs in label order.
+
+    Raises
+    ------
+    HexplorerError
+        For a mechanism that is not vectorised (its MAE needs sampling: use monte_carlo).
+    """
+    get_mechanism(name)
+    epsilon = check_epsilon(epsilon)
+    if name not in VECTORISED:
+        raise HexplorerError(
+            f"evaluate_all computes exact errors for {', '.join(VECTORISED)}; {name} draws a "
+            "private interval or threshold, so its error needs sampling (monte_carlo)."
+        )
+    parts = _vectorised(name, batch, epsilon)
+    true_mean = batch.seg_sum(batch.sums) / batch.seg_sum(batch.counts)
+    d = np.abs(parts.noiseless - true_mean)
+    b = parts.noise_scale
+    with np.errstate(divide="ignore", invalid="ignore"):
+        tail = np.where(b > 0, b * np.exp(-d / np.where(b > 0, b, 1.0)), 0.0)
+    return pd.DataFrame(
+        {
+            "hat": batch.hats,
+            "mechanism": name,
+            "epsilon": epsilon,
+            "m_ub": parts.m_ub,
+            "n_arrays": parts.n_arrays,
+            "noise_scale": b,
+            "noiseless": parts.noiseless,
+            "true_mean": true_mean,
+            "bias": d,
+            "mae": d + tail,
+        }
+    )
+
+
+def release_loop(
+    name: str,
+    batch: HatBatch,
+    epsilon: float,
+    *,
+    seed: int,
+    progress: Callable[[int, int], None] | None = None,
+) -> pd.DataFrame:
+    """The per-HAT loop: :func:`core.mechanisms.release` on each HAT with :func:`hat_rng`.
+
+    The reference :func:`release_all` is tested against, and its path for the mechanisms that
+    are not vectorised.
+    """
+    rows = []
+    for h in range(batch.n_hats):
+        hat = batch.hat_data(h)
+        r = release(name, hat, epsilon, rng=hat_rng(seed, name, str(hat.hat)))
+        rows.append(
+            {
+                "hat": hat.hat,
+                "mechanism": name,
+                "epsilon": r.epsilon,
+                "m_ub": -1 if r.m_ub is None else r.m_ub,
+                "n_arrays": -1 if r.n_arrays is None else r.n_arrays,
+                "sensitivity": r.sensitivity,
+                "noise_scale": r.noise_scale,
+                "noiseless": r.noiseless,
+                "estimate": r.estimate,
+                "true_mean": r.true_mean,
+                "users": hat.n_users,
+                "records": hat.n_records,
+            }
+        )
+        if progress is not None and (h + 1) % 1000 == 0:
+            progress(h + 1, batch.n_hats)
+    return pd.DataFrame(rows, columns=RELEASE_COLUMNS)
