@@ -188,16 +188,6 @@ def view(spec: DataSpec) -> None:
             on_change=hs.on_slider,
             help=_help("epsilon", units, "Smaller ε = more noise. Learn → User-level privacy."),
         )
-        st.number_input(
-            "Exact ε",
-            min_value=hs.EPSILON_MIN,
-            max_value=hs.EPSILON_MAX,
-            step=0.01,
-            format="%g",
-            key=hs.EPSILON_EXACT,
-            on_change=hs.on_exact,
-            help="Type any ε between 0.01 and 10; the slider and every number follow.",
-        )
 
     with ui.errors_shown():  # a HexplorerError becomes a message, not a traceback
         h = compute.hat(spec, hat)
@@ -229,6 +219,17 @@ def view(spec: DataSpec) -> None:
                 )
             else:
                 st.caption(f"m_UB = {h.m_min}: every {units.user} has the same count.")
+            # Exact ε below both sliders, so ε and m_UB stay on a 1280×720 screen together.
+            st.number_input(
+                "Exact ε",
+                min_value=hs.EPSILON_MIN,
+                max_value=hs.EPSILON_MAX,
+                step=0.01,
+                format="%g",
+                key=hs.EPSILON_EXACT,
+                on_change=hs.on_exact,
+                help="Type any ε between 0.01 and 10; the slider and every number follow.",
+            )
             for name, value in mk.items():
                 st.button(
                     f"{_rule_name(name, units)} = {value}",
