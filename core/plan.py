@@ -48,6 +48,7 @@ from core import worstcase as wc
 from core.errors import HexplorerError, NotApplicableError
 from core.hat import HatData
 from core.params import (
+    EPSILON_MIN,
     check_counts,
     check_epsilon,
     check_noise_measure,
@@ -506,6 +507,9 @@ def epsilon_for_error(
     def total(e: float) -> float:
         return worst_case(c_arr, upper, e, name, noise_measure).total
 
+    lowest = total(EPSILON_MIN)  # the smallest ε the project accepts already meets the target
+    if guess <= EPSILON_MIN or lowest <= target:
+        return result("any", None, None, lowest)
     eps = smallest_float(total, target, guess) if math.isfinite(guess) else None
     if eps is None or not math.isfinite(2.0 / eps):
         return result("unreachable", None, None, None)

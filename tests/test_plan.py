@@ -321,3 +321,12 @@ def test_coverage_curve_counts_the_hats_within_target(city):
         )
         assert row.hats_within == brute and row.share == brute / city.n_grids
     assert curve["share"].is_monotonic_increasing
+
+
+@pytest.mark.parametrize("noise_measure", ["mean", "std"])
+def test_one_user_opt_bounding_above_half_u_is_any(noise_measure):
+    # Found by hypothesis: with one user the worst case is U/2 for every ε < 2, so a target of
+    # 33 ≥ U/2 holds for any ε; the search used to walk down below the smallest accepted ε.
+    p = plan.epsilon_for_error([1], U, 33.0, "opt-bounding", noise_measure)
+    assert p.status == "any" and p.epsilon is None
+    assert p.worst_case_error == pytest.approx(U / 2)
