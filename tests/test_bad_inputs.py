@@ -92,7 +92,7 @@ FILES = [
         lambda: b"user_id,lat,lon,timestamp\nu,21.2,72.8,2024-03-05 08:10\n",
         "error",
         "Column 'speed' not found",
-        upload_needle="speed (value) column",
+        upload_needle="value (speed) column",
     ),
     FileCase("nan-speeds", "nan.csv", lambda: _csv(speed="nan"), "error", "missing speed"),
     FileCase("inf-speeds", "inf.csv", lambda: _csv(speed="inf"), "error", "speed not a number"),
@@ -423,6 +423,12 @@ def test_upload_bad_file(data_page, case):
     _upload(at, *GOOD_UPLOAD)
     assert not at.error and _rows_read(at) == "12"
     _upload(at, case.name, case.content())
+    if case.outcome == "error" and case.id == "missing-column":
+        # Not an error yet: the user is asked to choose the column no name gave away (issue 7:
+        # no red error for a choice the user has not made), and nothing is prepared meanwhile.
+        assert not at.error, [e.value for e in at.error]
+        assert any(case.upload_needle in i.value and case.name in i.value for i in at.info)
+        return
     if case.outcome == "error":
         assert len(at.error) == 1, [e.value for e in at.error]
         message = at.error[0].value
@@ -434,4 +440,5 @@ def test_upload_bad_file(data_page, case):
     assert not at.error, [e.value for e in at.error]
     report = " ".join(m.value for m in at.markdown)
     assert case.needle in report
-    assert {m.label: m.value for m in at.metric}["Buses (users)"] == f"{case.users:,}"
+    users = next(m.value for m in at.metric if m.label.endswith("(users)"))  # noun follows data
+    assert users == f"{case.users:,}"

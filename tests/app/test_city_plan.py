@@ -12,7 +12,7 @@ from streamlit.testing.v1 import AppTest
 
 from core import plan
 from core.citywide import errors
-from core.citywide.gridset import busiest_slot, grid_set
+from core.citywide.gridset import grid_set
 from core.data import load_demo, prepare
 from dashboard.city import state as cs
 
@@ -23,8 +23,10 @@ U = 65.0
 
 @pytest.fixture(scope="module")
 def grids():
+    """The grids of a slot, from the summaries: the page opens on the selected HAT's slot (one
+    source of truth across pages), so the test reads which slot that is from the page."""
     s = prepare(load_demo()).summaries
-    return grid_set(s, slot=busiest_slot(s))
+    return lambda slot: grid_set(s, slot=slot)
 
 
 def _metrics(at: AppTest) -> dict[str, str]:
@@ -46,8 +48,9 @@ def _coverage_figure(at: AppTest) -> dict:
     raise AssertionError("no coverage chart")
 
 
-def _check(at: AppTest, grids, *, target: float, coverage: float, mechanism: str) -> None:
+def _check(at: AppTest, grids_of, *, target: float, coverage: float, mechanism: str) -> None:
     assert not at.exception, [e.value for e in at.exception]
+    grids = grids_of(at.session_state[cs.SLOT])
     table = errors.error_table(grids, upper=U)
     want = plan.city_plan(table, target, coverage=coverage, mechanism=mechanism, grids=grids)
     metrics = _metrics(at)

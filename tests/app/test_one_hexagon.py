@@ -372,10 +372,11 @@ def test_target_error_moves_epsilon_to_cores_answer(oracle):
 
 def test_units_and_user_noun_in_every_label():
     at = AppTest.from_file(APP, default_timeout=TIMEOUT)
-    at.session_state[VALUE_UNIT] = "knots"
-    at.session_state[USER_NOUN] = "ship"
     at.run()
     at.switch_page(PAGE).run()
+    # Set through the sidebar's own widgets: the sidebar guesses the units once per data source.
+    at.sidebar.selectbox(key=VALUE_UNIT).set_value("knots").run()
+    at.sidebar.text_input(key=USER_NOUN).set_value("ship").run()
     _ok(at)
     text = _text(at) + " ".join(m.label for m in at.metric) + _chart_specs(at)
     mine = {state.M_UB, hs.TARGET, hs.WITHIN, hs.EPSILON_EXACT}  # not the shared data settings
