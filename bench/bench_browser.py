@@ -132,7 +132,7 @@ def map_moves(page, n: int) -> list[float]:
 
 def epsilon_moves(page, n: int) -> list[float]:
     """Milliseconds per ε-slider step (ArrowLeft/ArrowRight on its thumb) until idle."""
-    slider = page.locator('[data-testid="stSlider"]').filter(has_text="ε (privacy loss")
+    slider = page.locator('[data-testid="stSlider"]').filter(has_text="Privacy loss ε")
     thumb = slider.get_by_role("slider")
     times = []
     for i in range(n):

@@ -1,6 +1,6 @@
 """Benchmark CHOP-USER on a synthetic city (SPEC section 5). Target: 10⁴ grids, 10⁵ users, ≤ 10 s.
 
-Run by hand: ``/work/venv/bin/python bench/bench_chop.py [--grids 10000] [--users 100000]``.
+Run by hand: ``python bench/bench_chop.py [--grids 10000] [--users 100000]``.
 
 The city: grid popularity is Zipf-like (a few busy hexagons, a long tail of quiet ones); each
 user's number of grids G_ℓ is log-normal (median 6, a tail to a few hundred), its grids drawn

@@ -1,6 +1,6 @@
 """Rerun time of the One-hexagon page after moving ε or m_UB, on the demo city (target ≤ 250 ms).
 
-Run by hand: ``/work/venv/bin/python bench/bench_dashboard.py [--repeats N]``.
+Run by hand: ``python bench/bench_dashboard.py [--repeats N]``.
 
 Uses Streamlit's AppTest (the script runs in-process, as on the server, without a browser; the
 browser's own drawing time is not included). The demo city is prepared once first (warm data

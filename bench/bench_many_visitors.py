@@ -1,6 +1,6 @@
 """Load test: many visitors at once on one ``streamlit run app.py`` server, in real browsers.
 
-Run by hand: ``/work/venv/bin/python bench/bench_many_visitors.py [--sessions 10] [--seconds 60]``.
+Run by hand: ``python bench/bench_many_visitors.py [--sessions 10] [--seconds 60]``.
 
 Starts the dashboard as a demo host would (headless, its own ``.streamlit/config.toml``), then
 opens ``--sessions`` Chromium pages (separate browser contexts, so separate Streamlit sessions)

@@ -2,7 +2,7 @@
 
 Targets (issue 2, 2-core machine): <= 8 s from Parquet, <= 20 s from CSV. Run by hand:
 
-    /work/venv/bin/python bench/bench_prepare.py [--rows 10000000] [--repeat 1]
+    python bench/bench_prepare.py [--rows 10000000] [--repeat 1]
 
 The synthetic file is generated once into a temporary directory (not committed): buses-like
 vehicles moving in a 30 km box around Surat over three days, 2,000 users (tens of records per
