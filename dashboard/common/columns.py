@@ -137,20 +137,25 @@ def _words(name: str) -> list[str]:
     return [norm, *norm.split("_")]
 
 
+def _hinted(column: str | None, hints) -> str | None:
+    """The answer of the first (hint, answer) pair whose hint the column's name contains."""
+    if not column:
+        return None
+    norm = normalise(column)
+    words = _words(column)
+    for hint, answer in hints:
+        if hint in words or ("_" in hint and hint in norm):
+            return answer
+    return None
+
+
 def detect_unit(value_column: str | None) -> str | None:
     """The value unit the column's name states, or None.
 
     >>> detect_unit("SOG"), detect_unit("speed_mph"), detect_unit("Speed (km/h)"), detect_unit("v")
     ('knots', 'mph', 'km/h', None)
     """
-    if not value_column:
-        return None
-    norm = normalise(value_column)
-    words = _words(value_column)
-    for hint, unit in UNIT_HINTS:
-        if hint in words or ("_" in hint and hint in norm):
-            return unit
-    return None
+    return _hinted(value_column, UNIT_HINTS)
 
 
 def detect_noun(user_column: str | None) -> str | None:
@@ -159,11 +164,4 @@ def detect_noun(user_column: str | None) -> str | None:
     >>> detect_noun("MMSI"), detect_noun("tailnum"), detect_noun("bus_id"), detect_noun("who")
     ('ship', 'plane', 'bus', None)
     """
-    if not user_column:
-        return None
-    norm = normalise(user_column)
-    words = _words(user_column)
-    for hint, noun in NOUN_HINTS:
-        if hint in words or ("_" in hint and hint in norm):
-            return noun
-    return None
+    return _hinted(user_column, NOUN_HINTS)
