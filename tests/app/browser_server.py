@@ -1,9 +1,10 @@
-"""A `streamlit run app.py` server and Debian's Chromium for the One-hexagon browser test and the
-browser benchmark (``bench/bench_browser_epsilon.py``). Playwright's own browsers are never used.
+"""A `streamlit run app.py` server and Debian's Chromium for every browser test and the browser
+benchmark (``bench/bench_browser_epsilon.py``). Playwright's own browsers are never used.
 """
 
 from __future__ import annotations
 
+import os
 import socket
 import subprocess
 import sys
@@ -46,9 +47,20 @@ def _wait_healthy(url: str, proc: subprocess.Popen, timeout: float) -> None:
     raise TimeoutError(f"streamlit did not answer at {url} within {timeout} s")
 
 
+def unavailable(reason: str) -> None:
+    """No Chromium or Playwright: a failure when CI is set (CI installs both), a skip otherwise."""
+    import pytest
+
+    if os.environ.get("CI"):
+        pytest.fail(f"{reason} (required when CI is set)")
+    pytest.skip(reason)
+
+
 @contextmanager
-def streamlit_server(log_path: Path) -> Iterator[str]:
-    """Run the app on a free loopback port; yield its URL; stop it afterwards."""
+def streamlit_server(
+    log_path: Path, *, env: dict[str, str] | None = None, timeout: float = 90
+) -> Iterator[str]:
+    """Run the app on a free loopback port (with ``env`` if given); yield its URL; stop it."""
     port = free_port()
     log_path.parent.mkdir(parents=True, exist_ok=True)
     with open(log_path, "w") as log:
@@ -69,12 +81,13 @@ def streamlit_server(log_path: Path) -> Iterator[str]:
                 "false",
             ],
             cwd=ROOT,
+            env=env,
             stdout=log,
             stderr=subprocess.STDOUT,
         )
         url = f"http://127.0.0.1:{port}"
         try:
-            _wait_healthy(url, proc, timeout=90)
+            _wait_healthy(url, proc, timeout=timeout)
             yield url
         finally:
             proc.terminate()

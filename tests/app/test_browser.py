@@ -7,58 +7,16 @@ environment variable is set and is skipped otherwise. Playwright's own browsers 
 from __future__ import annotations
 
 import io
-import os
 import re
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
-from pathlib import Path
 
 import pytest
+from browser_server import CHROMIUM, CHROMIUM_ARGS, ROOT, streamlit_server
+from browser_server import unavailable as _unavailable
 
-ROOT = Path(__file__).resolve().parents[2]
-CHROMIUM = Path("/usr/bin/chromium")
 ARTIFACTS = ROOT / "test-artifacts"
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-    "--disable-quic",
-]
 BASEMAP_HOSTS = ("cartocdn", "mapbox", "carto.com", "googleapis.com/maps")
 
 pytestmark = pytest.mark.browser
-
-
-def _unavailable(reason: str) -> None:
-    if os.environ.get("CI"):
-        pytest.fail(f"{reason} (required when CI is set)")
-    pytest.skip(reason)
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def _wait_healthy(url: str, proc: subprocess.Popen, timeout: float) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"streamlit exited with status {proc.returncode}")
-        try:
-            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as resp:
-                if resp.status == 200:
-                    return
-        except OSError:
-            time.sleep(0.5)
-    raise TimeoutError(f"streamlit did not answer at {url} within {timeout} s")
 
 
 def _centre_hat() -> str | None:
@@ -82,41 +40,8 @@ def _centre_hat() -> str | None:
 
 @pytest.fixture(scope="module")
 def server():
-    port = _free_port()
-    ARTIFACTS.mkdir(exist_ok=True)
-    log = open(ARTIFACTS / "streamlit-browser-test.log", "w")  # noqa: SIM115 (closed in finally)
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "streamlit",
-            "run",
-            "app.py",
-            "--server.headless",
-            "true",
-            "--server.port",
-            str(port),
-            "--server.address",
-            "127.0.0.1",
-            "--browser.gatherUsageStats",
-            "false",
-        ],
-        cwd=ROOT,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        _wait_healthy(url, proc, timeout=90)
+    with streamlit_server(ARTIFACTS / "streamlit-browser-test.log") as url:
         yield url
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        log.close()
 
 
 def test_map_charts_and_epsilon_slider_in_chromium(server):

@@ -8,11 +8,11 @@ Chromium (or Playwright) the test fails when CI is set and is skipped otherwise.
 
 from __future__ import annotations
 
-import os
 import re
 
 import pytest
 from browser_server import CHROMIUM, CHROMIUM_ARGS, ROOT, inside, streamlit_server
+from browser_server import unavailable as _unavailable
 
 from dashboard.common import state
 
@@ -20,12 +20,6 @@ ARTIFACTS = ROOT / "test-artifacts"
 WIDTH, HEIGHT = 1280, 720
 
 pytestmark = pytest.mark.browser
-
-
-def _unavailable(reason: str) -> None:
-    if os.environ.get("CI"):
-        pytest.fail(f"{reason} (required when CI is set)")
-    pytest.skip(reason)
 
 
 @pytest.fixture(scope="module")

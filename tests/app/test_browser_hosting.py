@@ -11,31 +11,17 @@ from __future__ import annotations
 
 import contextlib
 import os
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from browser_server import CHROMIUM, CHROMIUM_ARGS, ROOT, streamlit_server
+from browser_server import unavailable as _unavailable
 
 from core.errors import HexplorerError
 from dashboard.common import datadir
 
-ROOT = Path(__file__).resolve().parents[2]
-CHROMIUM = Path("/usr/bin/chromium")
 ARTIFACTS = ROOT / "test-artifacts"
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 RECORDS = (
     "user_id,lat,lon,timestamp,speed\n"
     "a,21.2,72.8,2024-03-05 08:10,30\n"
@@ -46,52 +32,10 @@ RECORDS = (
 pytestmark = pytest.mark.browser
 
 
-def _unavailable(reason: str) -> None:
-    if os.environ.get("CI"):
-        pytest.fail(f"{reason} (required when CI is set)")
-    pytest.skip(reason)
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 @contextlib.contextmanager
 def _serve(env: dict[str, str], log_name: str) -> Iterator[str]:
-    port = _free_port()
-    ARTIFACTS.mkdir(exist_ok=True)
-    log = open(ARTIFACTS / log_name, "w")  # noqa: SIM115 (closed in finally)
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
-         "--server.port", str(port), "--server.address", "127.0.0.1",
-         "--browser.gatherUsageStats", "false"],
-        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
-    )  # fmt: skip
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 120
-        while True:
-            if proc.poll() is not None:
-                raise RuntimeError(f"streamlit exited with status {proc.returncode}")
-            try:
-                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as resp:
-                    if resp.status == 200:
-                        break
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise TimeoutError(f"streamlit did not answer at {url}") from None
-                time.sleep(0.5)
+    with streamlit_server(ARTIFACTS / log_name, env=env, timeout=120) as url:
         yield url
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        log.close()
 
 
 @pytest.fixture(scope="module")
@@ -121,7 +65,9 @@ def browser():
     except ImportError:
         _unavailable("playwright is not installed")
     with sync_playwright() as pw:
-        chromium = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        chromium = pw.chromium.launch(
+            executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True
+        )
         try:
             yield chromium
         finally:
