@@ -2,7 +2,7 @@
 
 HAT: the demo city's busiest HAT (``hat_data(prepare(load_demo()).summaries)``; loading is not
 timed), or, with ``--synthetic`` or if the demo cannot be built, a synthetic HAT with the papers'
-statistics (seed 003: m* = 417, N = 17166, U = 65, ~200 users, mean ≈ 20.7 km/h).
+statistics ([4]: m* = 417, N = 17166, U = 65, ~200 users, mean ≈ 20.7 km/h).
 Epsilons: 16 values log-spaced over [0.05, 10] (wider than the papers' 0.5..2, so it includes the
 small-ε regime where quantile-eps' levels cross and opt-bounding's T_ε = 0, and the large-ε regime
 where opt-bounding is Baseline). ``--papers`` uses 16 values linearly spaced over [0.5, 2].

@@ -1,7 +1,7 @@
 """Monte-Carlo evaluation of the single-HAT mechanisms (SPEC section 3, "Evaluation").
 
 The papers' error measure is the mean absolute error over n independent runs,
-``E_MAE = (1/n) Σ_{i≤n} |M^(i)(D) − f(D)|`` (seed 000, section IV: n = 10⁴, ε from 0.5 to 2),
+``E_MAE = (1/n) Σ_{i≤n} |M^(i)(D) − f(D)|`` ([1], section IV: n = 10⁴, ε from 0.5 to 2),
 where every run redraws all of the mechanism's randomness, interval estimation included.
 :func:`monte_carlo` evaluates a grid of mechanisms × epsilons with the runs of each cell drawn
 at once by :func:`core.mechanisms.run_mechanism` (no Python loop per run); the arrays each

@@ -4,9 +4,9 @@ Both strategies clip every user ℓ to ``Γ_ℓ = min(m_ℓ, m_UB)`` samples and
 (each kept sample of user ℓ is the user's mean ``x̄_ℓ``), so an array's sum is
 ``Σ Γ_ℓ x̄_ℓ`` over the (parts of) users it holds.
 
-- :func:`wraparound` (seed 001, Algorithm 1): the users' samples laid end to end in sorted order,
+- :func:`wraparound` ([2], Algorithm 1): the users' samples laid end to end in sorted order,
   cut into ``K = ⌊ΣΓ_ℓ / m_UB⌋`` full arrays; the trailing partial array is dropped.
-- :func:`bestfit` (seed 001, Algorithm 2): each user, in sorted order, goes whole into the array
+- :func:`bestfit` ([2], Algorithm 2): each user, in sorted order, goes whole into the array
   with room that is filled the most (lowest index among equal fills); ``K̄`` non-empty arrays.
 - :func:`bestfit_fill`: the BestFit placement on counts alone, in O(L log L).
 """
@@ -114,7 +114,7 @@ def _check_no_array(k: int, m_ub: int, total: int) -> None:
 
 
 def wraparound(hat: HatData, m_ub: int) -> Arrays:
-    """WrapAround grouping (seed 001, Algorithm 1; SPEC section 2), vectorised.
+    """WrapAround grouping ([2], Algorithm 1; SPEC section 2), vectorised.
 
     The mean-replaced stream is piecewise linear in its cumulative value: with
     ``C_j = Σ_{ℓ<j} Γ_ℓ`` and ``V_j = Σ_{ℓ<j} Γ_ℓ x̄_ℓ``, the cumulative value at stream position
@@ -167,7 +167,7 @@ def wraparound(hat: HatData, m_ub: int) -> Arrays:
 
 
 def bestfit_fill(clipped_counts: np.ndarray, m_ub: int) -> tuple[np.ndarray, np.ndarray]:
-    """BestFit placement on counts alone (seed 001, Algorithm 2; SPEC section 2).
+    """BestFit placement on counts alone ([2], Algorithm 2; SPEC section 2).
 
     L arrays of capacity ``m_ub``, indexed 0..L−1 here (1..L in the SPEC). Users are placed in
     the given order (pass them sorted by count, descending, as :class:`HatData` holds them): each
@@ -313,7 +313,7 @@ def bestfit_fill(clipped_counts: np.ndarray, m_ub: int) -> tuple[np.ndarray, np.
 
 
 def bestfit(hat: HatData, m_ub: int) -> Arrays:
-    """BestFit grouping (seed 001, Algorithm 2; SPEC section 2).
+    """BestFit grouping ([2], Algorithm 2; SPEC section 2).
 
     Each user lies in exactly one array, so one user moves ``f_arr`` by at most ``U / K̄``.
     Array mean ``Ā_i = (Σ_{ℓ∈A_i} Γ_ℓ x̄_ℓ) / w(A_i)``.

@@ -15,7 +15,7 @@ Analytic worst cases (SPEC sections 3 and 4), one per mechanism that has one
 - ``baseline``: ``c U m* / (N ε)``, so ``ε = c U m* / (N · target)`` in closed form.
 - fixed m_UB rules (``arrayavg-best``: the median; ``opt-arrayavg-convex``: m_UB^(O,2)):
   ``E(m_UB, ε)``; the floor is the clipping error ``E1(m_UB)``, reached only as ε → ∞.
-- ``opt-bounding``: ``E^OPT(ε)`` (seed 004, Theorem III.1). With ``k = ⌈2/ε⌉`` and ``m_(k)`` the
+- ``opt-bounding``: ``E^OPT(ε)`` ([5], Theorem III.1). With ``k = ⌈2/ε⌉`` and ``m_(k)`` the
   k-th largest count (0 if k > L), ``T_ε = U m_(k)`` and
   ``E^OPT = U (Σ_{j≤k} m_(j) − k m_(k)) / (2N) + c U m_(k) / (N ε)``: on each piece where ⌈2/ε⌉
   is constant it is ``A + B/ε`` again. For ε below 2/L it is the constant U/2 (T_ε = 0). With

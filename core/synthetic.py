@@ -1,11 +1,11 @@
-"""Synthetic HATs for experiments (SPEC section 6; seeds 000, 003, 004).
+"""Synthetic HATs for experiments (SPEC section 6; [1], 003, 004).
 
 - Values: projected-Gaussian samples ``Π[0,U](X)``, ``X ~ N(μ, σ²)`` with μ and the (1/N)
-  variance σ² of a source HAT (seed 003, section V-B), and uniform samples on (0, U] (seed 004).
+  variance σ² of a source HAT ([4], section V-B), and uniform samples on (0, U] ([5]).
   Every sample of every user is drawn at once and summed per user with ``np.add.reduceat``; the
   result is a :class:`~core.hat.HatData` of per-user (m, s, q), like real data.
 - Counts: sample scaling (``m̂_ℓ = λ m_ℓ``) and user scaling (every user repeated λ times)
-  (seed 003, section V-B), and seed 004's geometric and extreme-valued collections.
+  ([4], section V-B), and [5]'s geometric and extreme-valued collections.
 
 Every stochastic function takes ``rng: np.random.Generator``.
 """
@@ -37,7 +37,7 @@ def _from_samples(
 
 
 def gaussian_params(source: HatData) -> tuple[float, float]:
-    """``(μ, σ²)`` of a HAT: the true mean f and the (1/N) variance ``Σq/N − f²`` (seed 003, V-B).
+    """``(μ, σ²)`` of a HAT: the true mean f and the (1/N) variance ``Σq/N − f²`` ([4], V-B).
 
     Raises
     ------
@@ -104,7 +104,7 @@ def projected_gaussian(
 def projected_gaussian_like(
     source: HatData, *, rng: np.random.Generator, counts=None, hat: str | None = None
 ) -> HatData:
-    """Projected-Gaussian data with the source HAT's μ and (1/N) σ² (seed 003, section V-B).
+    """Projected-Gaussian data with the source HAT's μ and (1/N) σ² ([4], section V-B).
 
     ``counts`` defaults to the source's counts; pass :func:`sample_scaled` or
     :func:`user_scaled` counts for the scaling experiments.
@@ -121,7 +121,7 @@ def projected_gaussian_like(
 def uniform(
     counts, *, upper: float = 65.0, rng: np.random.Generator, hat: str | None = None
 ) -> HatData:
-    """Samples uniform on (0, U], i.i.d., ``m_ℓ`` for user ℓ (seed 004, section V; SPEC §6).
+    """Samples uniform on (0, U], i.i.d., ``m_ℓ`` for user ℓ ([5], section V; SPEC §6).
 
     >>> h = uniform([4, 2], upper=65, rng=np.random.default_rng(0))
     >>> h.counts.tolist(), bool(np.all((h.sums > 0) & (h.sums <= 65 * h.counts)))
@@ -142,10 +142,10 @@ def truncated_gaussian(
     rng: np.random.Generator,
     hat: str | None = None,
 ) -> HatData:
-    """Samples of ``N(mean, variance)`` conditioned on (0, U], by rejection (seed 004, section V).
+    """Samples of ``N(mean, variance)`` conditioned on (0, U], by rejection ([5], section V).
 
     Seed 004 draws its "projected Gaussian" samples this way (rejection into (0, U], not the
-    projection Π[0,U] that seeds 000/003 and :func:`projected_gaussian` use). Rejected draws are
+    projection Π[0,U] that [1]/[4] and :func:`projected_gaussian` use). Rejected draws are
     redrawn in vectorised rounds.
 
     Raises
@@ -189,7 +189,7 @@ def truncated_gaussian(
 
 
 def sample_scaled(counts, lam: int) -> np.ndarray:
-    """Sample scaling: same users, ``m̂_ℓ = λ m_ℓ`` (seed 003, section V-B).
+    """Sample scaling: same users, ``m̂_ℓ = λ m_ℓ`` ([4], section V-B).
 
     >>> sample_scaled([3, 1], 10).tolist()
     [30, 10]
@@ -198,7 +198,7 @@ def sample_scaled(counts, lam: int) -> np.ndarray:
 
 
 def user_scaled(counts, lam: int) -> np.ndarray:
-    """User scaling: every user repeated λ times, ``m̂_{λ(ℓ−1)+i} = m_ℓ`` (seed 003, V-B).
+    """User scaling: every user repeated λ times, ``m̂_{λ(ℓ−1)+i} = m_ℓ`` ([4], V-B).
 
     >>> user_scaled([3, 1], 2).tolist()
     [3, 3, 1, 1]

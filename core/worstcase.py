@@ -3,7 +3,7 @@
 Everything here reads the users' record counts ``{m_ℓ}`` and the bound U only, never values.
 For ``m ∈ [m_*, m*]``, ``Γ_ℓ(m) = min(m_ℓ, m)`` and ``S(m) = Σ_ℓ Γ_ℓ(m)``:
 
-- clipping (bias) error ``E1(m) = U (1 − S(m)/N)`` (seed 000, Lemma V.1; seed 003, eq. (4));
+- clipping (bias) error ``E1(m) = U (1 − S(m)/N)`` ([1], Lemma V.1; [4], eq. (4));
 - noise error ``E2(m) = c U m / (ε S(m))``, ``c = 1`` ("mean", E|Lap|) or ``c = √2`` ("std");
 - ``E(m) = E1(m) + E2(m)`` and ``m^(ε)``, its smallest minimiser over the integers of [m_*, m*].
 
@@ -151,7 +151,7 @@ def _out(x: np.ndarray, scalar: bool):
 
 
 def clipping_error(counts, upper: float, m):
-    """Worst-case clipping bias ``E1(m) = U (1 − S(m)/N)`` (SPEC section 4; seed 000, Lemma V.1).
+    """Worst-case clipping bias ``E1(m) = U (1 − S(m)/N)`` (SPEC section 4; [1], Lemma V.1).
 
     Parameters
     ----------
@@ -195,7 +195,7 @@ def noise_error(counts, upper: float, m, epsilon: float, noise_measure: str = "m
 
 
 def worst_case_error(counts, upper: float, m, epsilon: float, noise_measure: str = "mean"):
-    """``E(m) = E1(m) + E2(m)`` with its parts (SPEC section 4; seed 003, eq. (4)).
+    """``E(m) = E1(m) + E2(m)`` with its parts (SPEC section 4; [4], eq. (4)).
 
     >>> p = worst_case_error([3, 2, 1], 65, 3, 1.0)
     >>> p.clipping, p.noise, p.total
@@ -253,7 +253,7 @@ def m_opt(counts, upper: float, epsilon: float, noise_measure: str = "mean") -> 
 
     On ``[v_k, v_{k+1}]`` between consecutive distinct counts, ``S(m) = P + r m`` is affine, E1 is
     affine and ``m / S(m)`` is concave, so E is concave there and its minimum over the interval is
-    at an end (seed 000, Lemma V.2): the smallest minimiser is a count. Candidates are screened in
+    at an end ([1], Lemma V.2): the smallest minimiser is a count. Candidates are screened in
     float and settled exactly, so ties go to the smaller m.
 
     Parameters
@@ -420,7 +420,7 @@ def step_at(steps: list[Step], epsilon: float) -> int:
 
 
 def median_count(counts) -> int:
-    """The median of counts: the ⌈L/2⌉-th largest m_ℓ (SPEC section 1; seed 003, Appendix B).
+    """The median of counts: the ⌈L/2⌉-th largest m_ℓ (SPEC section 1; [4], Appendix B).
 
     >>> median_count([5, 1, 3, 2]), median_count([5, 1, 3]), median_count([9, 9, 1, 1, 1])
     (3, 3, 1)
@@ -453,7 +453,7 @@ def m_levy(counts) -> int:
 
 
 def m_convex(counts) -> int:
-    """``m_UB^(O,2)``: smallest minimiser of ``Ē(m) = 1 − S(m)/N + max(m, m̄)/m*`` (seed 003, eq. 5).
+    """``m_UB^(O,2)``: smallest minimiser of ``Ē(m) = 1 − S(m)/N + max(m, m̄)/m*`` ([4], eq. 5).
 
     ``m̄ = N/L``. Ē is convex and piecewise linear with kinks at the counts and at m̄, so the
     smallest integer minimiser is a count, ⌊m̄⌋ or ⌈m̄⌉: an exact scan of those candidates
@@ -500,7 +500,7 @@ def baseline_error(counts, upper: float, epsilon: float, noise_measure: str = "m
 
 
 def opt_bounding_threshold(counts, upper: float, epsilon: float) -> float:
-    """``T_ε``: the ⌈2/ε⌉-th largest of ``{U m_ℓ}``, 0 when ⌈2/ε⌉ > L (seed 004; SPEC section 3).
+    """``T_ε``: the ⌈2/ε⌉-th largest of ``{U m_ℓ}``, 0 when ⌈2/ε⌉ > L ([5]; SPEC section 3).
 
     >>> opt_bounding_threshold([3, 2, 1], 65, 1.0), opt_bounding_threshold([3, 2, 1], 65, 0.5)
     (130.0, 0.0)
@@ -515,7 +515,7 @@ def opt_bounding_threshold(counts, upper: float, epsilon: float) -> float:
 
 
 def opt_bounding_error(counts, upper: float, epsilon: float, noise_measure: str = "mean") -> float:
-    """``E^OPT(ε) = (Σ_ℓ max((U m_ℓ − T_ε)/2, 0) + c T_ε / ε) / N`` (seed 004, Theorem III.1).
+    """``E^OPT(ε) = (Σ_ℓ max((U m_ℓ − T_ε)/2, 0) + c T_ε / ε) / N`` ([5], Theorem III.1).
 
     The SPEC's formula has c = 1 (expected |noise|); "std" multiplies the noise part by √2.
 

@@ -125,7 +125,7 @@ def test_baseline_exact(hat_a, no_noise):
 
 
 def test_baseline_sensitivity_paper_numbers():
-    # seed 003: m* = 417, N = 17166, U = 65 -> U m* / N = 27105 / 17166
+    # [4]: m* = 417, N = 17166, U = 65 -> U m* / N = 27105 / 17166
     counts = [417] * 40 + [400, 86]
     assert sum(counts) == 17166
     hat = HatData.from_arrays(counts, [20.0 * c for c in counts], upper=65.0)

@@ -162,7 +162,7 @@ def _projected_normal_moments(mu: float, sd: float, upper: float) -> tuple[float
 
 @pytest.mark.slow
 def test_projected_gaussian_moments_match_theory():
-    mu, var = 20.66769, 115.135  # seed 003, Appendix E
+    mu, var = 20.66769, 115.135  # [4], Appendix E
     n = 200_000
     h = syn.projected_gaussian(
         np.full(n // 4, 4), mean=mu, variance=var, upper=U, rng=np.random.default_rng(2024)

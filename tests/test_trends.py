@@ -7,7 +7,7 @@ only by the luck of the seed fails. ε runs over the papers' range [0.5, 2].
 
 Data. The papers' ITMS HAT is stood in for by the demo city's busiest HAT (its counts are made
 to look like the papers': ~200 buses, m* in the hundreds, N ≈ 17,000) and by projected-Gaussian
-samples with the papers' μ = 20.66769, σ² = 115.135 on those counts (seed 003, section IV);
+samples with the papers' μ = 20.66769, σ² = 115.135 on those counts ([4], section IV);
 scaling uses λ = 10 as in the papers. Seed 004's collections use its own value distributions:
 uniform on (0, U] for the geometric one, N(U/2, U/4) by rejection into (0, U] for the
 extreme-valued one.
@@ -29,7 +29,7 @@ from core.worstcase import m_levy
 Z = 3.0
 EPSILONS = (0.5, 1.0, 2.0)
 N_RUNS = 20_000
-PAPER_MU, PAPER_VAR = 20.66769, 115.135  # seed 003: ITMS mean and (1/N) variance
+PAPER_MU, PAPER_VAR = 20.66769, 115.135  # [4]: ITMS mean and (1/N) variance
 LAMBDA = 10
 
 

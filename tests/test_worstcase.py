@@ -119,7 +119,7 @@ def test_single_distinct_count():
 
 
 def test_paper_numbers_baseline_sensitivity():
-    # seed 003, App. E: m* = 417, N = 17166, U = 65 -> Baseline sensitivity 27105/17166
+    # [4], App. E: m* = 417, N = 17166, U = 65 -> Baseline sensitivity 27105/17166
     counts = [417] + [46] * 364 + [5]
     assert sum(counts) == 17166
     assert wc.baseline_error(counts, U, 1.0) == pytest.approx(65 * 417 / 17166)

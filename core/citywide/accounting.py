@@ -1,5 +1,5 @@
 """Privacy accounting of a city-wide release (SPEC section 5): basic composition ``G ε``, by users
-``ε max_ℓ G_ℓ`` (seed 001, Theorem II.3), after CHOP-USER ``K ε``; and :func:`compose`, the three
+``ε max_ℓ G_ℓ`` ([2], Theorem II.3), after CHOP-USER ``K ε``; and :func:`compose`, the three
 for several ε at once.
 """
 
@@ -19,7 +19,7 @@ from core.params import check_epsilon, check_upper
 class PrivacyLoss:
     """Privacy loss of releasing every grid with budget ε each (SPEC section 5).
 
-    basic : ``G ε`` (basic composition); by_users : ``ε max_ℓ G_ℓ`` (seed 001, Theorem II.3);
+    basic : ``G ε`` (basic composition); by_users : ``ε max_ℓ G_ℓ`` ([2], Theorem II.3);
     after_chop : ``K ε`` after CHOP-USER, or None when not run.
     """
 

@@ -342,7 +342,7 @@ def _s_at(b: HatBatch, m: np.ndarray, hat: np.ndarray) -> np.ndarray:
 
 
 def _m_convex(b: HatBatch) -> np.ndarray:
-    """m_UB^(O,2) per HAT (SPEC section 4, seed 003 eq. 5), as worstcase.m_convex: candidates
+    """m_UB^(O,2) per HAT (SPEC section 4, [4] eq. 5), as worstcase.m_convex: candidates
     are the counts, ⌊N/L⌋ and ⌈N/L⌉ within [m_*, m*]; the smallest minimiser of the integer key
     ``-L m* S(m) + N max(L m, N)``, screened in float; near-ties settled by worstcase.m_convex."""
     seg = b.segment

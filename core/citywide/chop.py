@@ -1,5 +1,5 @@
 """CHOP-USER: suppress (user, grid) pairs to lower K = max_ℓ G_ℓ without raising the largest
-per-grid worst-case error (slides of seed 002; SPEC section 5).
+per-grid worst-case error (slides of [3]; SPEC section 5).
 
 Suppression decisions read only counts, which are public here (SPEC sections 1 and 5).
 """

@@ -2,7 +2,7 @@
 per-grid mechanism (SPEC section 5).
 
 - Exact sensitivities and worst-case biases of the clipped mean and variance for any retention
-  (slides of seed 002, "Exact error characterizations" I and II, as corrected by SPEC section 5):
+  (slides of [3], "Exact error characterizations" I and II, as corrected by SPEC section 5):
   :func:`delta_mean`, :func:`delta_var`, :func:`bias_mean`, :func:`bias_var`, :func:`grid_error`,
   :func:`grid_errors`.
 - The per-grid mechanism (mean and variance, budget ε/2 each): :func:`noisy_statistics`,
@@ -294,7 +294,7 @@ def noisy_statistics(
 
     Mean and variance (1/S normalisation) are those of the retained users' records, computed
     from their s and q (no mean replacement here). Each grid reads only its own records, so the
-    release over all grids is ``ε max_ℓ G_ℓ``-DP (seed 001, Theorem II.3).
+    release over all grids is ``ε max_ℓ G_ℓ``-DP ([2], Theorem II.3).
 
     Returns
     -------

@@ -54,7 +54,7 @@ def hat_table(summaries: pd.DataFrame) -> pd.DataFrame:
     """One row per HAT, busiest (most records) first, ties by the HAT string.
 
     Columns ``hat, cell, slot, users, records, m_max, m_min, m_median`` where ``m_median`` is
-    the ceil(L/2)-th largest count (SPEC section 1, seed 003 Appendix B).
+    the ceil(L/2)-th largest count (SPEC section 1, [4] Appendix B).
 
     >>> s = pd.DataFrame({"hat": ["c/x"] * 3, "cell": "c", "slot": "x", "user_id": ["a", "b", "c"],
     ...                   "m": [5, 1, 2], "s": [1.0, 1.0, 1.0], "q": [1.0, 1.0, 1.0]})

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from core import references
 from core.errors import HexplorerError
 from core.experiments import claims
 from core.experiments import compute as cx
@@ -30,30 +31,8 @@ __all__ = [
     "run_experiment",
 ]
 
-#: The papers, by key: (title, authors).
-PAPERS = {
-    "spatio-temporal": (
-        "Mean Estimation with User-Level Privacy for Spatio-Temporal IoT Datasets",
-        "V. Arvind Rameshwar, Anshoo Tandon, Prajjwal Gupta, Aditya Vikram Singh, "
-        "Novoneel Chakraborty, Abhay Sharma",
-    ),
-    "multi-dimensional": (
-        "Mean Estimation with User-Level Privacy on Multi-Dimensional IoT Datasets",
-        "V. Arvind Rameshwar, Anshoo Tandon and colleagues",
-    ),
-    "slides": (
-        "Differentially Private Release of Spatio-Temporal Data Statistics (seminar slides)",
-        "V. Arvind Rameshwar",
-    ),
-    "real-world": (
-        "User-Level Differentially Private Mean Estimation for Real-World Datasets",
-        "V. Arvind Rameshwar, Anshoo Tandon, Abhay Sharma",
-    ),
-    "bounding": (
-        "Bounding User Contributions for User-Level Differentially Private Mean Estimation",
-        "V. Arvind Rameshwar, Anshoo Tandon",
-    ),
-}
+#: The papers whose figures are reproduced, by key: (title, authors) (:mod:`core.references`).
+PAPERS = {p.key: (p.title, p.authors) for p in references.PAPERS[:5]}
 
 ITMS_SETTING = (
     "ITMS-like HAT standing in for the real ITMS bus data (not public): a synthetic counts "

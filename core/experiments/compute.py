@@ -52,7 +52,7 @@ def _mae_rows(table: pd.DataFrame, panel: str = "") -> list[dict]:
 
 
 # --------------------------------------------------------------------------------------------
-# The ITMS-like HAT and the scaling experiments (seeds 000, 001, 003)
+# The ITMS-like HAT and the scaling experiments ([1], 001, 003)
 
 
 def itms_mae(
@@ -114,7 +114,7 @@ def _no_fresh(fresh: bool) -> None:
 
 
 # --------------------------------------------------------------------------------------------
-# Worst-case analysis on the ITMS-like HAT (seeds 000 and 003)
+# Worst-case analysis on the ITMS-like HAT ([1] and 003)
 
 
 def worstcase_curves(*, runs: int, seed: int, fresh: bool = False) -> pd.DataFrame:

@@ -1,4 +1,4 @@
-"""Array-Averaging (seed 000, section III-C; seed 003; SPEC section 3): average the means of the
+"""Array-Averaging ([1], section III-C; [4]; SPEC section 3): average the means of the
 arrays (pseudo-users) a grouping builds, plus Laplace noise of the arrays' sensitivity.
 
 The four entries differ in the grouping and the default m_UB rule only: WrapAround or BestFit at
@@ -28,7 +28,7 @@ def arrayavg(strategy: str, name: str) -> RunFn:
     return run
 
 
-_S0 = "seed 000 section III"
+_S0 = "[1] section III"
 for _mechanism in (
     Mechanism(
         name="arrayavg-wrap", title="Array-Averaging (WrapAround)", family="Array-Averaging",
@@ -54,7 +54,7 @@ for _mechanism in (
             "Array-Averaging (BestFit) at m^(ε), the m_UB minimising the worst-case error; "
             "chosen from the public counts, so it spends no privacy."
         ),
-        reference="seed 003 (m_UB^(O,1) = m^(ε))", spec="SPEC §3, §4",
+        reference="[4] (m_UB^(O,1) = m^(ε))", spec="SPEC §3, §4",
         grouping="bestfit", m_ub_rule="opt", colour="#009E73",
         run=arrayavg("bestfit", "opt-arrayavg"),
     ),
@@ -62,7 +62,7 @@ for _mechanism in (
         name="opt-arrayavg-convex", title="OPT-Array-Averaging (convex proxy)",
         family="Array-Averaging",
         description="Array-Averaging (BestFit) at m^(O,2), the minimiser of a convex proxy of E(m).",
-        reference="seed 003, eq. (5)", spec="SPEC §3, §4",
+        reference="[4], eq. (5)", spec="SPEC §3, §4",
         grouping="bestfit", m_ub_rule="convex", colour="#44AA99",
         run=arrayavg("bestfit", "opt-arrayavg-convex"),
     ),

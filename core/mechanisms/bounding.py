@@ -1,5 +1,5 @@
 """Bounding each user's contribution without arrays (SPEC section 3): worst-case-optimal bounding
-(seed 004, Theorem III.1) and AKMV (Amin et al. 2019, adapted).
+([5], Theorem III.1) and AKMV (Amin et al. 2019, adapted).
 
 - opt-bounding clips each user's mean into its own interval [a_ℓ, b_ℓ] chosen from the public
   counts (T_ε, no budget split); when T_ε = 0 (⌈2/ε⌉ > L) it releases the constant U/2, and for
@@ -24,7 +24,7 @@ __all__ = ["akmv_level"]
 
 
 def _opt_bounding(hat, epsilon, m_ub, rng, size):
-    """(1/N) Σ m_ℓ Π[a_ℓ,b_ℓ](x̄_ℓ) + Lap(T_ε / (N ε)) (seed 004, Theorem III.1, d = 1).
+    """(1/N) Σ m_ℓ Π[a_ℓ,b_ℓ](x̄_ℓ) + Lap(T_ε / (N ε)) ([5], Theorem III.1, d = 1).
 
     T_ε depends on counts only (public), so there is no budget split. When T_ε = 0
     (⌈2/ε⌉ > L) every interval is {U/2}: the release is the constant U/2 with no noise.
@@ -78,7 +78,7 @@ register(
             "Each bus's mean clipped into its own interval chosen from the public counts (T_ε, "
             "the ⌈2/ε⌉-th largest U m_ℓ), plus Laplace noise T_ε/(Nε); no budget split."
         ),
-        reference="seed 004, Theorem III.1", spec="SPEC §3", grouping=None,
+        reference="[5], Theorem III.1", spec="SPEC §3", grouping=None,
         m_ub_rule=None, colour="#882255", run=_opt_bounding,
     )
 )  # fmt: skip

@@ -66,7 +66,7 @@ def markdown_table(mechanisms: Iterable[Mechanism] | None = None) -> str:
     paper, SPEC.
 
     >>> print(markdown_table([MECHANISMS["baseline"]]).splitlines()[2])
-    | `baseline` | Baseline | Baseline | – | ε Laplace | seed 000 section III-B | SPEC §3 |
+    | `baseline` | Baseline | Baseline | – | ε Laplace | [1] section III-B | SPEC §3 |
     """
     rows = [
         "| name | plain name | family | default m_UB | budget | paper | SPEC |",

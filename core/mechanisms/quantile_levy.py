@@ -1,8 +1,8 @@
-"""Levy and the quantile mechanisms (seed 000 sections III-D, III-E; seed 001; SPEC section 3):
+"""Levy and the quantile mechanisms ([1] sections III-D, III-E; [2]; SPEC section 3):
 clip the array means into a privately chosen interval [a, b] (half the budget), then average
 and add Laplace noise of the interval's width (the other half).
 
-- Levy: PrivateInterval (seed 001, Algorithm 3) with ε/2 and γ = 0.2;
+- Levy: PrivateInterval ([2], Algorithm 3) with ε/2 and γ = 0.2;
 - FixedQuantile: private 0.1- and 0.9-quantiles of the array means, ε/4 each;
 - ε-DependentQuantile: private quantiles at levels t/K̄ and 1 − t/K̄, t = ⌈2/ε⌉, ε/4 each.
 
@@ -35,7 +35,7 @@ from core.params import ceil_two_over_epsilon
 
 #: Levy's failure probability gamma in tau (SPEC section 3, "PrivateInterval ... γ = 0.2").
 LEVY_GAMMA = 0.2
-#: Levels of quantile-fixed (FixedQuantile, seed 000 section III-E1).
+#: Levels of quantile-fixed (FixedQuantile, [1] section III-E1).
 FIXED_QUANTILE_LEVELS = (0.1, 0.9)
 
 __all__ = [
@@ -49,7 +49,7 @@ __all__ = [
 
 
 def levy_tau(upper: float, n_arrays: int, m_ub: int, gamma: float = LEVY_GAMMA) -> float:
-    """Concentration radius τ = U · sqrt(log(2K̄/γ) / (2 m_UB)) (seed 001, eq. (8)).
+    """Concentration radius τ = U · sqrt(log(2K̄/γ) / (2 m_UB)) ([2], eq. (8)).
 
     >>> round(levy_tau(10.0, 2, 2), 6)  # 10 * sqrt(log(20) / 4)
     8.654092
@@ -68,7 +68,7 @@ def _n_bins(upper: float, tau: float) -> int:
 
 @dataclass(frozen=True, kw_only=True, eq=False)
 class IntervalDistribution:
-    """PrivateInterval's deterministic part (seed 001, Algorithm 3).
+    """PrivateInterval's deterministic part ([2], Algorithm 3).
 
     Attributes: ``tau``, ``midpoints`` T, ``assigned`` (index of each value's μ_i in T),
     ``costs`` c(x) for x in T, ``probabilities`` of selecting each x, and the interval ends
@@ -87,7 +87,7 @@ class IntervalDistribution:
 def private_interval_distribution(
     means, epsilon: float, tau: float, upper: float, *, sensitivity: float = 1.0
 ) -> IntervalDistribution:
-    """PrivateInterval of seed 001, Algorithm 3, as SPEC section 3 settles it (budget ε/2).
+    """PrivateInterval of [2], Algorithm 3, as SPEC section 3 settles it (budget ε/2).
 
     Split (0, U] into ⌈U/τ⌉ bins of width τ with midpoints T (one bin if τ ≥ U); map each mean
     to its nearest midpoint μ_i (halfway → the lower); cost c(x) = max(#{μ_i < x}, #{μ_i > x});
@@ -141,7 +141,7 @@ def _clip_and_noise(name, hat, epsilon, m_ub, arr, factor, a, b, rng, size):
 
 def _levy(strategy: str, name: str) -> RunFn:
     def run(hat, epsilon, m_ub, rng, size, *, arrays=None):
-        """Levy (seed 001, section III-D): PrivateInterval with ε/2, γ = 0.2, then clipped mean."""
+        """Levy ([2], section III-D): PrivateInterval with ε/2, γ = 0.2, then clipped mean."""
         arr = arrays if arrays is not None else arrays_of(hat, strategy, m_ub)
         factor = float(arr.arrays_per_user)
         tau = levy_tau(hat.upper, arr.n_arrays, m_ub)
@@ -166,7 +166,7 @@ def _quantile_interval(rng, means, levels, epsilon, upper, factor, size):
 
 
 def quantile_eps_levels(epsilon: float, n_arrays: int) -> tuple[float, float]:
-    """Levels t/K̄ and 1 − t/K̄, t = ⌈2/ε⌉, both 0.5 if they cross (seed 000, section III-E2).
+    """Levels t/K̄ and 1 − t/K̄, t = ⌈2/ε⌉, both 0.5 if they cross ([1], section III-E2).
 
     >>> quantile_eps_levels(0.5, 10), quantile_eps_levels(0.5, 7)
     ((0.4, 0.6), (0.5, 0.5))
@@ -180,7 +180,7 @@ def quantile_eps_levels(epsilon: float, n_arrays: int) -> tuple[float, float]:
 
 def _quantile(strategy: str, name: str, eps_dependent: bool) -> RunFn:
     def run(hat, epsilon, m_ub, rng, size, *, arrays=None):
-        """Quantile (seed 001, section III-E): private interquantile interval, then clipped mean."""
+        """Quantile ([2], section III-E): private interquantile interval, then clipped mean."""
         arr = arrays if arrays is not None else arrays_of(hat, strategy, m_ub)
         factor = float(arr.arrays_per_user)
         levels = (
@@ -192,7 +192,7 @@ def _quantile(strategy: str, name: str, eps_dependent: bool) -> RunFn:
     return run
 
 
-_S0 = "seed 000 section III"
+_S0 = "[1] section III"
 _INTERVAL = "then the clipped mean of the array means plus Laplace noise 2(b−a)/(K̄ε) (ε/2)"
 for _mechanism in (
     Mechanism(

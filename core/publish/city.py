@@ -8,7 +8,7 @@ grid g, the retained mean plus ``Lap(2Δ_μ/ε)`` and the retained variance plus
 Each user is charged in the ledger what the release costs them under the chosen accounting:
 
 - ``"per-user"``: ``G_ℓ ε``, user ℓ's records enter G_ℓ grids and each grid's mechanism is
-  ε-DP and reads only its own records (per-user form of seed 001, Theorem II.3);
+  ε-DP and reads only its own records (per-user form of [2], Theorem II.3);
 - ``"max"``: ``ε max_ℓ G_ℓ`` to every user (the release's guarantee, Theorem II.3);
 - ``"chop"``: CHOP-USER first, then ``K ε`` to every user, K = max_ℓ G_ℓ after suppression.
 

@@ -69,7 +69,7 @@ TERMS: dict[str, Term] = {
     "convex": Term(
         plain="convex proxy rule",
         symbol="m^(O,2)",
-        formula="m_UB^(O,2) minimises 1 − S(m)/N + max(m, N/L)/m* (seed 003, eq. 5)",
+        formula="m_UB^(O,2) minimises 1 − S(m)/N + max(m, N/L)/m* ([4], eq. 5)",
     ),
     "e1": Term(
         plain="clipping error",

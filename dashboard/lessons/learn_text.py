@@ -10,90 +10,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from core.references import references_markdown
 from dashboard.common.units import Units
 
 LESSON_PAGE = "dashboard/pages/lesson.py"
 ONE_HEXAGON_PAGE = "dashboard/pages/one_hexagon.py"
 CITY_PAGE = "dashboard/pages/city.py"
 MAP_PAGE = "dashboard/pages/hexagon_map.py"
-
-
-@dataclass(frozen=True, kw_only=True)
-class Paper:
-    """One reference: number, authors, title, where it appeared, and what it gives here."""
-
-    ref: str
-    authors: str
-    title: str
-    venue: str
-    gives: str
-
-
-PAPERS: tuple[Paper, ...] = (
-    Paper(
-        ref="[1]",
-        authors="V. Arvind Rameshwar, Anshoo Tandon, Prajjwal Gupta, Aditya Vikram Singh, "
-        "Novoneel Chakraborty, Abhay Sharma",
-        title="Mean Estimation with User-Level Privacy for Spatio-Temporal IoT Datasets",
-        venue="full version (arXiv 2401.15906)",
-        gives="WrapAround and BestFit pseudo-users, Baseline, Array-Averaging, Levy, the quantile "
-        "mechanisms, the bus-speed experiments, and OPT-Array-Averaging from a minimax analysis",
-    ),
-    Paper(
-        ref="[2]",
-        authors="V. Arvind Rameshwar, Anshoo Tandon and colleagues",
-        title="Mean Estimation with User-Level Privacy on Multi-Dimensional IoT Datasets",
-        venue="",
-        gives="many grids at once, composition (a user's loss is ε times the number of grids it "
-        "is in), and the algorithms with their formulas (PrivateInterval)",
-    ),
-    Paper(
-        ref="[3]",
-        authors="V. Arvind Rameshwar (with A. Tandon, P. Gupta, N. Chakraborty, A. Singh, "
-        "A. Sharma)",
-        title="Differentially Private Release of Spatio-Temporal Data Statistics",
-        venue="seminar slides, CNI Networks Seminar 2024",
-        gives="the exact sensitivities and worst-case biases of means and variances under "
-        "clipping, and the CHOP-USER suppression algorithm",
-    ),
-    Paper(
-        ref="[4]",
-        authors="V. Arvind Rameshwar, Anshoo Tandon, Abhay Sharma",
-        title="User-Level Differentially Private Mean Estimation for Real-World Datasets",
-        venue="conference version",
-        gives="the worst-case error E(m) = E1 + E2, OPT-Array-Averaging and its convex proxy",
-    ),
-    Paper(
-        ref="[5]",
-        authors="V. Arvind Rameshwar, Anshoo Tandon",
-        title="Bounding User Contributions for User-Level Differentially Private Mean Estimation",
-        venue="",
-        gives="the worst-case-optimal clipping of each user's mean (opt-bounding, T_ε) and its "
-        "comparison with the AKMV strategy",
-    ),
-    Paper(
-        ref="[6]",
-        authors="Kareem Amin, Alex Kulesza, Andrés Muñoz Medina, Sergei Vassilvitskii",
-        title="Bounding User Contributions: A Bias-Variance Trade-off in Differential Privacy",
-        venue="ICML 2019",
-        gives="the AKMV bounding strategy and the ε-dependent quantile",
-    ),
-    Paper(
-        ref="[7]",
-        authors="Daniel Levy, Ziteng Sun, Kareem Amin, Satyen Kale, Alex Kulesza, Mehryar Mohri, "
-        "Ananda Theertha Suresh",
-        title="Learning with User-Level Privacy",
-        venue="NeurIPS 2021",
-        gives="the private interval behind the Levy mechanism",
-    ),
-    Paper(
-        ref="[8]",
-        authors="Adam Smith",
-        title="Privacy-Preserving Statistical Estimation with Optimal Convergence Rates",
-        venue="STOC 2011",
-        gives="the private quantile used by the quantile mechanisms and AKMV",
-    ),
-)
 
 
 _FILE_REFS = {"000": "[1]", "001": "[2]", "002": "[3]", "003": "[4]", "004": "[5]"}
@@ -115,8 +38,8 @@ def cite(markdown: str) -> str:
 
 
 def papers_markdown() -> str:
-    """The reference list, one bullet per paper."""
-    return "\n".join(f"- {p.ref} {p.authors}. *{p.title}*. {p.venue}. — {p.gives}." for p in PAPERS)
+    """The reference list, one bullet per paper (:func:`core.references.references_markdown`)."""
+    return references_markdown()
 
 
 def error_models(u: Units) -> str:

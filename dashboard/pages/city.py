@@ -347,7 +347,7 @@ with ui.errors_shown():  # a HexplorerError becomes a message, not a traceback
         "–" if loss_at is None else f"{loss_at.by_users:,.3g}",
         help="Basic composition would charge G·ε "
         + ("" if loss_at is None else f"= {loss_at.basic:,.3g}")
-        + " (seed 001, Theorem II.3).",
+        + " ([2], Theorem II.3).",
     )
     cols[3].metric(
         f"Per-{units.user} loss after CHOP-USER K·ε",

@@ -297,7 +297,7 @@ def view(spec: DataSpec) -> None:
                     format_func={"mean": "E|noise| (c = 1)", "std": "std of noise (c = √2)"}.get,
                     key=state.NOISE_MEASURE,
                     horizontal=True,
-                    help="E2 as expected |noise| (seeds 002/004) or standard deviation (seed 003).",
+                    help="E2 as expected |noise| ([3]/[5]) or standard deviation ([4]).",
                 )
                 st.toggle(
                     f"{state.MC_RUNS_MANY:,} simulated runs (default {state.MC_RUNS_DEFAULT:,})",
