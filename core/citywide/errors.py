@@ -292,7 +292,7 @@ def _parts(
 
     Operation order follows :mod:`core.worstcase` so that the values agree to the last bits.
     """
-    from core.plan import _m_rule, ceil_two_over_epsilon_array
+    from core.plan import ceil_two_over_epsilon_array, m_rule
 
     u = table.upper
     c = check_noise_measure(table.noise_measure)
@@ -312,7 +312,7 @@ def _parts(
         noise = c * t / eps
         total = (bias + noise) / n
         return np.full(n.size, -1, dtype=np.int64), bias / n, noise / n, total
-    rule = _m_rule(mechanism)
+    rule = m_rule(mechanism)
     if rule == "opt":
         if np.all(eps == eps[0]):
             before = table.step_to < eps[0]
