@@ -353,16 +353,28 @@ def _parse_time_text(text: pl.Series) -> pl.Series:
 _ZONE_RE = r"([Zz]|[+-]\d{2}:?\d{2})$"
 
 
-def _zone_note(frame: pl.DataFrame, col: str) -> str | None:
-    """A note when text timestamps mix UTC offsets (or offsets and none): each is read as the
-    wall-clock time it shows, so records of different zones share slots by local time."""
+def _zones(frame: pl.DataFrame, col: str) -> tuple[bool, frozenset[str | None]]:
+    """(whether any text timestamp carries a UTC offset, the offsets seen, None for "no offset")
+    of one batch: what :func:`zone_note` needs, added up over batches with ``|`` and set union.
+    Non-text time columns give ``(False, {})``."""
     if frame.schema[col] != pl.String:
-        return None
-    text = frame.get_column(col).str.strip_chars()
+        return False, frozenset()
+    text = frame.get_column(col).str.strip_chars().drop_nulls()
     if not text.str.contains(_OFFSET_RE).any():
-        return None
-    zones = text.drop_nulls().str.extract(_ZONE_RE).unique().to_list()
-    if len(zones) < 2:
+        return False, frozenset([None]) if text.len() else frozenset()
+    return True, frozenset(text.str.extract(_ZONE_RE).unique().to_list())
+
+
+def zone_note(any_offset: bool, zones: frozenset[str | None] | set[str | None]) -> str | None:
+    """A note when text timestamps mix UTC offsets (or offsets and none): each is read as the
+    wall-clock time it shows, so records of different zones share slots by local time.
+
+    >>> zone_note(True, {"+05:30", None})
+    'Timestamps carry 2 different UTC offsets (+05:30, none); each was read as the wall-clock time it shows, not converted to one zone.'
+    >>> zone_note(False, {None}) is None
+    True
+    """
+    if not any_offset or len(zones) < 2:
         return None
     shown = sorted(z if z is not None else "none" for z in zones)
     listed = ", ".join(shown[:5]) + (", ..." if len(shown) > 5 else "")
@@ -372,10 +384,13 @@ def _zone_note(frame: pl.DataFrame, col: str) -> str | None:
     )
 
 
-def _check_types(frame: pl.DataFrame, names: tuple[str, ...]) -> None:
-    """Refuse columns no record field can come from (lists, structs, binary) in one line."""
+def check_types(schema: Any, names: tuple[str, ...]) -> None:
+    """Refuse columns no record field can come from (lists, structs, binary) in one line.
+
+    ``schema`` maps column names to polars types (a DataFrame's or a LazyFrame's schema).
+    """
     for name in names:
-        dtype = frame.schema[name]
+        dtype = schema[name]
         if dtype.is_nested() or dtype in (pl.Binary, pl.Object):
             raise HexplorerError(
                 f"Column '{name}' holds {dtype} values; a record field must be text, a number "
@@ -383,14 +398,93 @@ def _check_types(frame: pl.DataFrame, names: tuple[str, ...]) -> None:
             )
 
 
-def _prepare_polars(
-    frame: pl.DataFrame, columns: ColumnMap, config: PrepConfig, clock: _Clock | None = None
-) -> Prepared:
-    clock = clock or _Clock(None)
-    if frame.height == 0:
-        raise HexplorerError("The data has no rows.")
+def _reasons(columns: ColumnMap, time_dtype: pl.DataType) -> list[str]:
+    """Rejection reasons in the order they are checked (SPEC section 1, step 1); the time
+    column's depends on its type (:func:`_time_kind`)."""
     ucol, latcol, loncol, tcol, vcol = columns.as_tuple()
-    _check_types(frame, columns.as_tuple())
+    return [
+        f"missing {ucol}",
+        f"missing {latcol}",
+        f"{latcol} not a number",
+        f"{latcol} outside [-90, 90]",
+        f"missing {loncol}",
+        f"{loncol} not a number",
+        f"{loncol} outside [-180, 180]",
+        f"missing {tcol}",
+        f"{tcol} not {_time_kind(time_dtype)}",
+        f"missing {vcol}",
+        f"{vcol} not a number",
+    ]
+
+
+@dataclass(frozen=True, kw_only=True, eq=False)
+class Cleaned:
+    """One batch of raw records after SPEC section 1 steps 1-4 (before aggregation).
+
+    Attributes
+    ----------
+    records : polars.DataFrame
+        The kept records: ``cell`` (uint64 H3 id), ``slot`` (int64 slot key), ``user`` (str),
+        ``value`` (float64, clamped into [0, U]).
+    rows_read : int
+    labels : tuple of str
+        The rejection reasons, in checking order (:func:`_reasons`).
+    reason_counts : int64 array
+        Rows per rejection code (index i + 1 for ``labels[i]``; index 0 kept).
+    examples : list of dict
+        The batch's first rejected rows (row positions counted from the file's start).
+    zeros_dropped, clamped_low, clamped_high : int
+    row_hashes : uint64 array
+        One 64-bit hash per kept record of (user, lat, lon, time, value) before clamping: rows
+        with equal hashes repeat each other (:attr:`PrepReport.duplicates`). The hash is
+        polars' ``struct.hash()`` with its fixed default seed, so the same row gives the same
+        hash in any batch and any process of one polars version.
+    any_offset, zones :
+        What :func:`zone_note` needs from this batch (:func:`_zones`).
+    """
+
+    records: pl.DataFrame
+    rows_read: int
+    labels: tuple[str, ...]
+    reason_counts: np.ndarray
+    examples: list[dict[str, Any]]
+    zeros_dropped: int
+    clamped_low: int
+    clamped_high: int
+    row_hashes: np.ndarray
+    any_offset: bool = False
+    zones: frozenset[str | None] = frozenset()
+
+
+def clean_records(
+    frame: pl.DataFrame,
+    columns: ColumnMap,
+    config: PrepConfig,
+    clock: _Clock | None = None,
+    *,
+    row_offset: int = 0,
+) -> Cleaned:
+    """SPEC section 1 steps 1-4 on one batch of raw records: reject, drop zeros, clamp, H3, slot.
+
+    Every step reads one row at a time (no statistic of the batch changes a row's fate), so a
+    file cut into batches gives the same records as the whole file: this is what lets the
+    streaming engine (:mod:`core.data.stream`) and Spark (:mod:`core.data.spark`) run it on
+    pieces. (One exception: text timestamps in none of the listed formats are parsed by
+    polars' format inference, which looks at the batch.) What is not row by row, the count of
+    repeated rows and the time-zone note, is returned as per-row hashes and per-batch zones
+    for the engine to add up over the whole input.
+
+    Parameters
+    ----------
+    frame : polars.DataFrame
+        The five mapped columns of the raw records.
+    row_offset : int
+        Position of the batch's first row in the file (for the rejected examples).
+    """
+    clock = clock or _Clock(None)
+    ucol, latcol, loncol, tcol, vcol = columns.as_tuple()
+    check_types(frame.schema, columns.as_tuple())
+    labels = _reasons(columns, frame.schema[tcol])
     schema = frame.schema
     user = pl.col(ucol).cast(pl.String).str.strip_chars()  # " a" and "a " are one user
     user_missing = user.is_null() | user.str.contains(r"^\s*$")
@@ -399,22 +493,22 @@ def _prepare_polars(
     t_us, t_missing = _time_us(frame, tcol)
     val, val_missing = _number(vcol, schema[vcol])
 
-    reasons = [
-        (user_missing, f"missing {ucol}"),
-        (lat_missing, f"missing {latcol}"),
-        (lat.is_null() | ~lat.is_finite(), f"{latcol} not a number"),
-        ((lat < -90) | (lat > 90), f"{latcol} outside [-90, 90]"),
-        (lon_missing, f"missing {loncol}"),
-        (lon.is_null() | ~lon.is_finite(), f"{loncol} not a number"),
-        ((lon < -180) | (lon > 180), f"{loncol} outside [-180, 180]"),
-        (t_missing, f"missing {tcol}"),
-        (t_us.is_null(), f"{tcol} not {_time_kind(schema[tcol])}"),
-        (val_missing, f"missing {vcol}"),
-        (val.is_null() | ~val.is_finite(), f"{vcol} not a number"),
+    checks = [
+        user_missing,
+        lat_missing,
+        lat.is_null() | ~lat.is_finite(),
+        (lat < -90) | (lat > 90),
+        lon_missing,
+        lon.is_null() | ~lon.is_finite(),
+        (lon < -180) | (lon > 180),
+        t_missing,
+        t_us.is_null(),
+        val_missing,
+        val.is_null() | ~val.is_finite(),
     ]
     code: pl.Expr = pl.lit(0, dtype=pl.Int8)
-    for i in range(len(reasons) - 1, -1, -1):
-        code = pl.when(reasons[i][0]).then(pl.lit(i + 1, dtype=pl.Int8)).otherwise(code)
+    for i in range(len(checks) - 1, -1, -1):
+        code = pl.when(checks[i]).then(pl.lit(i + 1, dtype=pl.Int8)).otherwise(code)
 
     work = frame.select(
         user.alias("user"),
@@ -424,32 +518,21 @@ def _prepare_polars(
         val.alias("value"),
         code.alias("_reason"),
     )
-    rows_read = frame.height
     clock.tick("parse and check")
     codes = work.get_column("_reason").to_numpy()
     bad = codes != 0
-    rejected: dict[str, int] = {}
+    counts = np.bincount(codes, minlength=len(labels) + 1).astype(np.int64)
     examples: list[dict[str, Any]] = []
     if bad.any():
-        counts = np.bincount(codes, minlength=len(reasons) + 1)
-        order = np.argsort(-counts[1:], kind="stable")
-        rejected = {reasons[i][1]: int(counts[i + 1]) for i in order if counts[i + 1] > 0}
         rows = np.flatnonzero(bad)[:_N_EXAMPLES]
         raw_rows = frame.select(pl.all().gather(rows.tolist())).rows(named=True)
         for r, values in zip(rows, raw_rows, strict=True):
             examples.append(
                 {
-                    "row": int(r),
-                    "reason": reasons[codes[r] - 1][1],
+                    "row": int(r) + row_offset,
+                    "reason": labels[codes[r] - 1],
                     "values": {k: (None if v is None else str(v)) for k, v in values.items()},
                 }
-            )
-        if bad.all():
-            top, top_count = next(iter(rejected.items()))
-            example = examples[0]["values"]
-            raise HexplorerError(
-                f"Every one of the {rows_read:,} rows was rejected; most common reason: {top} "
-                f"({top_count:,} rows), e.g. row {examples[0]['row']}: {example}."
             )
 
     values_all = work.get_column("value").to_numpy()
@@ -459,21 +542,20 @@ def _prepare_polars(
         zero = keep & (values_all == 0)
         zeros_dropped = int(np.count_nonzero(zero))
         keep &= ~zero
-        if not keep.any():
-            raise HexplorerError(
-                f"All {rows_read - int(bad.sum()):,} valid rows have {vcol} = 0 and zeros are "
-                f"dropped; keep them with keep_zeros (--keep-zeros)."
-            )
     # one filter for rejected rows and zeros, slot keys computed on the way
     t = pl.col("t_us")
     if config.hour_of_day:
         slot_key = ((t // _US_PER_H) % 24 + 24) % 24
     else:
         slot_key = t // (cast(int, config.slot_seconds) * _US_PER_S)
-    work = work.filter(pl.Series(keep))
-    fields = pl.struct("user", "lat", "lon", "t_us", "value").hash()
-    duplicates = work.height - int(work.select(fields.n_unique()).item())
-    work = work.select("user", "lat", "lon", slot_key.alias("slot"), "value")
+    work = work.filter(pl.Series(keep)).select(
+        "user",
+        "lat",
+        "lon",
+        slot_key.alias("slot"),
+        "value",
+        pl.struct("user", "lat", "lon", "t_us", "value").hash().alias("_hash"),
+    )
 
     clock.tick("reject and drop zeros")
     upper = config.upper
@@ -486,36 +568,205 @@ def _prepare_polars(
     lat_np = work.get_column("lat").to_numpy()
     lon_np = work.get_column("lon").to_numpy()
     clock.tick("clamp")
-    cells = _cells(lat_np, lon_np, config.resolution)
+    cells = _cells(lat_np, lon_np, config.resolution) if lat_np.size else np.zeros(0, np.uint64)
     clock.tick("h3 cells")
     records = pl.DataFrame(
         {
-            "cell": cells,
-            "slot": work.get_column("slot"),
+            "cell": pl.Series("cell", cells, dtype=pl.UInt64),
+            "slot": work.get_column("slot").cast(pl.Int64),
             "user": work.get_column("user"),
-            "value": value,
+            "value": pl.Series("value", value, dtype=pl.Float64),
         }
     )
-    agg = aggregate(records)
+    any_offset, zones = _zones(frame, tcol)
+    return Cleaned(
+        records=records,
+        rows_read=frame.height,
+        labels=tuple(labels),
+        reason_counts=counts,
+        examples=examples,
+        zeros_dropped=zeros_dropped,
+        clamped_low=clamped_low,
+        clamped_high=clamped_high,
+        row_hashes=work.get_column("_hash").to_numpy(),
+        any_offset=any_offset,
+        zones=zones,
+    )
+
+
+def distinct_count(hashes: np.ndarray) -> int:
+    """Number of distinct values in a uint64 array.
+
+    >>> distinct_count(np.array([3, 1, 3], dtype=np.uint64))
+    2
+    """
+    return int(pl.Series(hashes).n_unique()) if hashes.size else 0
+
+
+class RowHashes:
+    """Distinct row hashes over all batches of an input, for :attr:`PrepReport.duplicates`.
+
+    Repeated rows are not batch-separable (a row may repeat one of another batch), so the count
+    is global: kept rows minus distinct hashes of the whole input, as in memory. Each batch's
+    distinct hashes are kept (8 bytes per distinct row), split into 16 buckets by their top 4
+    bits, and the distinct hashes of each bucket are counted at the end: peak memory is the
+    kept hashes plus the work of one bucket.
+
+    >>> h = RowHashes()
+    >>> h.add(np.array([1, 2, 2], dtype=np.uint64)); h.add(np.array([2, 9], dtype=np.uint64))
+    >>> h.rows, h.duplicates()
+    (5, 2)
+    """
+
+    _SHIFT = np.uint64(60)
+
+    def __init__(self) -> None:
+        self.rows = 0
+        self.parts: list[list[np.ndarray]] = [[] for _ in range(16)]
+
+    def add(self, hashes: np.ndarray) -> None:
+        """Add one batch's row hashes (uint64)."""
+        self.rows += int(hashes.size)
+        if not hashes.size:
+            return
+        distinct = np.unique(hashes.astype(np.uint64, copy=False))  # sorted
+        bounds = np.searchsorted(distinct, np.arange(1, 16, dtype=np.uint64) << self._SHIFT)
+        for bucket, piece in enumerate(np.split(distinct, bounds)):
+            if piece.size:
+                self.parts[bucket].append(piece)
+
+    def duplicates(self) -> int:
+        """Rows added minus distinct hashes."""
+        distinct = 0
+        for pieces in self.parts:
+            if len(pieces) == 1:
+                distinct += pieces[0].size
+            elif pieces:
+                distinct += distinct_count(np.concatenate(pieces))
+        return self.rows - distinct
+
+
+class Tally:
+    """Adds up the :class:`Cleaned` batches of one input into its :class:`PrepReport`.
+
+    >>> t = Tally(ColumnMap(), PrepConfig())
+    >>> t.rows_read
+    0
+    """
+
+    def __init__(self, columns: ColumnMap, config: PrepConfig) -> None:
+        self.columns = columns
+        self.config = config
+        self.labels: tuple[str, ...] = ()
+        self.rows_read = 0
+        self.records = 0
+        self.counts = np.zeros(len(_reasons(columns, pl.String())) + 1, dtype=np.int64)
+        self.examples: list[dict[str, Any]] = []
+        self.zeros_dropped = 0
+        self.clamped_low = 0
+        self.clamped_high = 0
+        self.any_offset = False
+        self.zones: set[str | None] = set()
+
+    def add(self, batch: Cleaned) -> None:
+        """Count one batch (in file order, so the examples are the file's first)."""
+        self.add_counts(
+            {
+                "rows_read": batch.rows_read,
+                "records": batch.records.height,
+                "labels": batch.labels,
+                "reason_counts": batch.reason_counts,
+                "examples": batch.examples,
+                "zeros_dropped": batch.zeros_dropped,
+                "clamped_low": batch.clamped_low,
+                "clamped_high": batch.clamped_high,
+                "any_offset": batch.any_offset,
+                "zones": batch.zones,
+            }
+        )
+
+    def add_counts(self, other: dict[str, Any]) -> None:
+        """Add plain counts (the fields of :class:`Cleaned` but ``records``, a count here, and
+        ``row_hashes``), e.g. collected from Spark executors as JSON."""
+        self.labels = self.labels or tuple(other["labels"])
+        self.rows_read += int(other["rows_read"])
+        self.records += int(other["records"])
+        self.counts += np.asarray(other["reason_counts"], dtype=np.int64)
+        self.examples.extend(list(other["examples"])[: _N_EXAMPLES - len(self.examples)])
+        self.zeros_dropped += int(other["zeros_dropped"])
+        self.clamped_low += int(other["clamped_low"])
+        self.clamped_high += int(other["clamped_high"])
+        self.any_offset |= bool(other["any_offset"])
+        self.zones.update(other["zones"])
+
+    def rejected(self) -> dict[str, int]:
+        """Rejected rows per reason, most frequent first (ties in checking order)."""
+        order = np.argsort(-self.counts[1:], kind="stable")
+        return {self.labels[i]: int(self.counts[i + 1]) for i in order if self.counts[i + 1] > 0}
+
+    def check(self) -> None:
+        """Raise the one-line errors of an input with nothing left (SPEC section 1)."""
+        if self.rows_read == 0:
+            raise HexplorerError("The data has no rows.")
+        n_bad = int(self.counts[1:].sum())
+        if n_bad == self.rows_read:
+            top, top_count = next(iter(self.rejected().items()))
+            example = self.examples[0]
+            where = "" if example["row"] is None else f" row {example['row']}:"
+            raise HexplorerError(
+                f"Every one of the {self.rows_read:,} rows was rejected; most common reason: "
+                f"{top} ({top_count:,} rows), e.g.{where} {example['values']}."
+            )
+        if self.records == 0:
+            raise HexplorerError(
+                f"All {self.rows_read - n_bad:,} valid rows have {self.columns.value} = 0 and "
+                "zeros are dropped; keep them with keep_zeros (--keep-zeros)."
+            )
+
+    def report(
+        self, *, users: int, hats: int, cells: int, slots: int, duplicates: int
+    ) -> PrepReport:
+        """The :class:`PrepReport`, given what the aggregation and the row hashes found."""
+        note = zone_note(self.any_offset, self.zones)
+        return PrepReport(
+            rows_read=self.rows_read,
+            rejected=self.rejected(),
+            rejected_examples=tuple(self.examples),
+            zeros_dropped=self.zeros_dropped,
+            clamped=self.clamped_low + self.clamped_high,
+            clamped_low=self.clamped_low,
+            clamped_high=self.clamped_high,
+            records=self.records,
+            users=users,
+            hats=hats,
+            cells=cells,
+            slots=slots,
+            upper=self.config.upper,
+            duplicates=duplicates,
+            notes=() if note is None else (note,),
+        )
+
+
+def _prepare_polars(
+    frame: pl.DataFrame, columns: ColumnMap, config: PrepConfig, clock: _Clock | None = None
+) -> Prepared:
+    clock = clock or _Clock(None)
+    if frame.height == 0:
+        raise HexplorerError("The data has no rows.")
+    cleaned = clean_records(frame, columns, config, clock)
+    tally = Tally(columns, config)
+    tally.add(cleaned)
+    tally.check()
+    agg = aggregate(cleaned.records)
     clock.tick("aggregate")
     summaries = _label(agg, config)
     clock.tick("labels, sort, to pandas")
-    report = PrepReport(
-        rows_read=rows_read,
-        rejected=rejected,
-        rejected_examples=tuple(examples),
-        zeros_dropped=int(zeros_dropped),
-        clamped=clamped_low + clamped_high,
-        clamped_low=clamped_low,
-        clamped_high=clamped_high,
-        records=int(records.height),
+    report = tally.report(
         users=int(agg.get_column("user").n_unique()),
         hats=int(agg.select(pl.struct("cell", "slot").n_unique()).item()),
         cells=int(agg.get_column("cell").n_unique()),
         slots=int(agg.get_column("slot").n_unique()),
-        upper=upper,
-        duplicates=duplicates,
-        notes=tuple(n for n in (_zone_note(frame, tcol),) if n is not None),
+        duplicates=cleaned.row_hashes.size - distinct_count(cleaned.row_hashes),
     )
     clock.tick("report")
     return Prepared(summaries=summaries, report=report, config=config, columns=columns)
@@ -569,22 +820,41 @@ def aggregate(records: pl.DataFrame) -> pl.DataFrame:
     # different order on every run. Summing fixed-point integers instead makes s and q exact and
     # identical run to run: values are scaled by a power of two so the largest is < 2**40 (a
     # step of vmax / 2**40, about 6e-11 km/h at U = 65), which leaves room for 2**23 records per
-    # (HAT, user) before an int64 could overflow.
+    # (HAT, user) before an int64 could overflow. The same integers summed in any order, by any
+    # engine, in any number of pieces, give the same result bit for bit.
     vmax = float(cast(float, records.get_column("value").max()) or 0.0)
-    shift_s = _FIXED_BITS - _exponent(vmax)
-    shift_q = _FIXED_BITS - _exponent(vmax * vmax)
+    shift_s, shift_q = fixed_shifts(vmax)
+    agg = aggregate_fixed(records.lazy(), shift_s, shift_q).collect()
+    return from_fixed(agg, shift_s, shift_q)
+
+
+def fixed_shifts(vmax: float) -> tuple[int, int]:
+    """Binary exponents of the fixed-point sums of values and squares, given the largest value.
+
+    >>> fixed_shifts(65.0), fixed_shifts(0.0)
+    ((33, 27), (40, 40))
+    """
+    return _FIXED_BITS - _exponent(vmax), _FIXED_BITS - _exponent(vmax * vmax)
+
+
+def fixed_value(value: pl.Expr, shift: int) -> pl.Expr:
+    """``round(value * 2**shift)`` as Int64: one record's fixed-point contribution."""
+    return (value * 2.0**shift).round().cast(pl.Int64)
+
+
+def aggregate_fixed(records: pl.LazyFrame, shift_s: int, shift_q: int) -> pl.LazyFrame:
+    """Per (cell, slot, user): m, and the fixed-point integer sums s, q (see :func:`aggregate`)."""
     value = pl.col("value")
     # the lazy engine's group-by is 2-3x faster than the eager one here (bench_prepare.py)
-    agg = (
-        records.lazy()
-        .group_by(["cell", "slot", "user"])
-        .agg(
-            pl.len().cast(pl.Int64).alias("m"),
-            (value * 2.0**shift_s).round().cast(pl.Int64).sum().alias("s"),
-            (value * value * 2.0**shift_q).round().cast(pl.Int64).sum().alias("q"),
-        )
-        .collect()
+    return records.group_by(["cell", "slot", "user"]).agg(
+        pl.len().cast(pl.Int64).alias("m"),
+        fixed_value(value, shift_s).sum().alias("s"),
+        fixed_value(value * value, shift_q).sum().alias("q"),
     )
+
+
+def from_fixed(agg: pl.DataFrame, shift_s: int, shift_q: int) -> pl.DataFrame:
+    """Fixed-point sums back to float64 (exact: a power-of-two scale); checks the m limit."""
     if agg.height and int(agg.get_column("m").max()) >= 2**_SPARE_BITS:  # type: ignore[arg-type]
         raise HexplorerError(
             f"A user has more than {2**_SPARE_BITS:,} records in one HAT; that is beyond this "
@@ -612,29 +882,43 @@ def _label(agg: pl.DataFrame, config: PrepConfig) -> pd.DataFrame:
     digits, so their text order is the numeric order of the ids, and slot labels are fixed-width
     (chronological) or "hNN"; the order is therefore the text order of "CELL/SLOT", then user_id.
     """
-    agg = agg.sort(["cell", "slot", "user"])
-    cell_col = agg.get_column("cell")
-    slot_col = agg.get_column("slot")
-    cell_ids = cell_col.unique().sort()
+    return label_frame(agg.sort(["cell", "slot", "user"]), *labels_for(agg, config)).to_pandas()
+
+
+def labels_for(
+    agg: pl.DataFrame, config: PrepConfig
+) -> tuple[np.ndarray, pl.Series, np.ndarray, pl.Series]:
+    """The text of every cell id and slot key in ``agg``: (cell ids, names, slot keys, names)."""
+    cell_ids = agg.get_column("cell").unique().sort()
     cell_names = pl.Series(h3ronpy.cells_to_string(cell_ids.to_arrow())).cast(pl.String)
-    slot_keys = slot_col.unique().sort()
+    slot_keys = agg.get_column("slot").unique().sort()
     if config.hour_of_day:
         slot_names = pl.Series([f"h{int(k):02d}" for k in slot_keys.to_list()], dtype=pl.String)
     else:
         seconds = cast(int, config.slot_seconds)  # an absolute slot has a length
         fmt = "%Y-%m-%dT%H:%M" if seconds % 60 == 0 else "%Y-%m-%dT%H:%M:%S"
         slot_names = (slot_keys * (seconds * _US_PER_S)).cast(pl.Datetime("us")).dt.strftime(fmt)
-    cell = cell_names.gather(np.searchsorted(cell_ids.to_numpy(), cell_col.to_numpy()))
-    slot = slot_names.gather(np.searchsorted(slot_keys.to_numpy(), slot_col.to_numpy()))
-    out = pl.DataFrame(
+    return cell_ids.to_numpy(), cell_names, slot_keys.to_numpy(), slot_names
+
+
+def label_frame(
+    agg: pl.DataFrame,
+    cell_ids: np.ndarray,
+    cell_names: pl.Series,
+    slot_keys: np.ndarray,
+    slot_names: pl.Series,
+) -> pl.DataFrame:
+    """Rows of ``agg`` (in their order) with text labels: the summary columns."""
+    cell = cell_names.gather(np.searchsorted(cell_ids, agg.get_column("cell").to_numpy()))
+    slot = slot_names.gather(np.searchsorted(slot_keys, agg.get_column("slot").to_numpy()))
+    return pl.DataFrame(
         {
             "hat": cell + "/" + slot,
             "cell": cell,
             "slot": slot,
-            "user_id": agg.get_column("user"),
+            "user_id": agg.get_column("user").cast(pl.String),
             "m": agg.get_column("m").cast(pl.Int64),
             "s": agg.get_column("s").cast(pl.Float64),
             "q": agg.get_column("q").cast(pl.Float64),
         }
     )
-    return out.to_pandas()
