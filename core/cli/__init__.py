@@ -2,13 +2,17 @@
 
 Every subcommand reads a dataset (a CSV/Parquet path, or the built-in demo city when none is
 given), maps its columns, prepares it (SPEC section 1) and prints a table, or JSON with
-``--json``. Bad input prints one line naming the problem and exits with status 2.
+``--json``; a summaries file written by ``hexplorer prepare`` is read as it is, with the
+settings it was prepared with. Bad input prints one line naming the problem and exits with
+status 2.
 
 Examples
 --------
 ::
 
     hexplorer hats --json
+    hexplorer prepare buses.parquet --output summaries.parquet
+    hexplorer hats summaries.parquet --json
     hexplorer release --mechanism arrayavg-best --epsilon 1 --seed 7 --json
     hexplorer evaluate --epsilon 0.5 1 2 --trials 10000 --seed 1 --json
     hexplorer worstcase --epsilon 0.5 1 2 --json
@@ -39,6 +43,7 @@ from core.cli import (
     hats,
     ledger,
     plan,
+    prepare,
     release,
     reproduce,
     simulate,
@@ -46,7 +51,7 @@ from core.cli import (
 )
 from core.errors import HexplorerError
 
-COMMANDS = (hats, release, evaluate, simulate, worstcase, compose, ledger, plan, reproduce)
+COMMANDS = (prepare, hats, release, evaluate, simulate, worstcase, compose, ledger, plan, reproduce)
 """One module per subcommand, each with ``register(sub, data, names)`` and ``run(args)``:
 adding a subcommand is one new module and one entry here."""
 
@@ -111,6 +116,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if getattr(args, "trials", None) is not None:
             common.check_trials(args.trials)
+        common.summaries_settings(args)
         result = _jsonable(args.func(args))
     except HexplorerError as exc:
         print(f"hexplorer: error: {exc}", file=sys.stderr)

@@ -50,8 +50,13 @@ def data_options() -> Parser:
 
 
 def prepared(args: argparse.Namespace):
-    """Load and prepare the dataset the options describe (SPEC section 1)."""
+    """Load and prepare the dataset the options describe (SPEC section 1).
+
+    A summaries file written by ``hexplorer prepare`` is read as it is (no preparation); its
+    settings are the ones in force (:func:`summaries_settings` put them into ``args``).
+    """
     from core.data import ColumnMap, PrepConfig, load_demo, prepare, prepare_file
+    from core.data.summaries import is_summaries, read_summaries
 
     config = PrepConfig(
         upper=args.upper, resolution=args.resolution, slot=args.slot, keep_zeros=args.keep_zeros
@@ -61,6 +66,8 @@ def prepared(args: argparse.Namespace):
     path = Path(args.data)
     if not path.is_file():
         raise HexplorerError(f"Data file {args.data!r} does not exist or is not a file.")
+    if is_summaries(path):
+        return read_summaries(path)
     columns = ColumnMap(
         user=args.user_col,
         lat=args.lat_col,
@@ -69,6 +76,35 @@ def prepared(args: argparse.Namespace):
         value=args.value_col,
     )
     return reported(prepare_file(path, columns, config))
+
+
+_SETTINGS = {"upper": 65.0, "resolution": 7, "slot": "1h", "keep_zeros": False}
+"""The preparation options and their defaults (as in :func:`data_options`)."""
+
+
+def summaries_settings(args: argparse.Namespace) -> None:
+    """When DATA is a summaries file (``hexplorer prepare``), put the settings it was prepared
+    with into ``args`` (so every subcommand uses its U), refusing in one line an option given
+    on the command line that contradicts them. Other DATA: nothing to do."""
+    from core.data.summaries import is_summaries, read_metadata
+
+    data = getattr(args, "data", None)
+    if data is None or getattr(args, "command", None) == "prepare" or "://" in str(data):
+        return
+    path = Path(data)
+    if not path.is_file() or not is_summaries(path):
+        return
+    stored = read_metadata(path)["config"]
+    for name, default in _SETTINGS.items():
+        given, kept = getattr(args, name, default), getattr(stored, name)
+        if given != default and given != kept:
+            flag = f"--{name.replace('_', '-')}"
+            shown = "" if isinstance(given, bool) else f" {given!r}"
+            raise HexplorerError(
+                f"{data!r} was prepared with {name} = {kept!r}; {flag}{shown} cannot change it "
+                "(prepare the raw records again)."
+            )
+        setattr(args, name, kept)
 
 
 def reported(result):

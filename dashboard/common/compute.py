@@ -31,6 +31,8 @@ from core.data import (
     prepare,
     prepare_file,
 )
+from core.data.summaries import is_summaries, read_metadata, read_summaries
+from core.errors import HexplorerError
 from core.hat import HatData
 from core.mechanisms import get_mechanism, mechanism_rng
 from dashboard.common import datadir, democache, limits
@@ -159,15 +161,41 @@ def _named_bytes(source: Source) -> io.BytesIO:
     return handle
 
 
+def _summaries_handle(source: Source):
+    return _named_bytes(source) if source.kind == "upload" else _server_path(source)
+
+
+@_cache(max_entries=8)
+def summaries_columns(source: Source) -> tuple[str, str, str, str, str] | None:
+    """The column mapping a summaries file (``hexplorer prepare``) was prepared with, or None
+    when the source holds raw records (or is refused: preparing it reports why)."""
+    try:
+        if source.kind == "demo" or not is_summaries(_summaries_handle(source)):
+            return None
+        return read_metadata(_summaries_handle(source))["columns"].as_tuple()
+    except HexplorerError:
+        return None
+
+
 @_cache(max_entries=6)
 def prepared(spec: DataSpec) -> Prepared:
-    """``core.data.prepare`` (demo, kept on disk by :mod:`dashboard.common.democache`) or
-    ``prepare_file`` (upload, path). Raises HexplorerError."""
+    """``core.data.prepare`` (demo, kept on disk by :mod:`dashboard.common.democache`),
+    ``prepare_file`` (upload, path) or a summaries file read as it is. Raises HexplorerError."""
     columns, config = spec.column_map(), spec.config()
     if spec.source.kind == "demo":
         return democache.load_or_build(
             columns, config, lambda: prepare(_demo_raw(), columns, config)
         )
+    if summaries_columns(spec.source) is not None:  # `hexplorer prepare` did the work
+        result = read_summaries(_summaries_handle(spec.source))
+        if result.config != config:
+            c = result.config
+            raise HexplorerError(
+                f"this summaries file was prepared with U = {c.upper:g}, resolution "
+                f"{c.resolution}, slot {c.slot}, keep zeros {c.keep_zeros}: choose the same "
+                "settings (or prepare the raw records again)."
+            )
+        return result
     budget = limits.memory_budget_mb() * 2**20  # refused before the file is read whole
     if spec.source.kind == "upload":
         return prepare_file(_named_bytes(spec.source), columns, config, max_bytes=budget)

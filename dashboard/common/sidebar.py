@@ -176,6 +176,10 @@ def _kept_upload(upload) -> Source | None:
 def _column_widgets(source: Source) -> tuple[tuple[str, ...] | None, str | None, str | None]:
     """The chosen columns, or None with an error (unreadable file) or a prompt (a role no
     column name gave away)."""
+    stored = compute.summaries_columns(source)
+    if stored is not None:  # a summaries file: its columns were mapped when it was prepared
+        st.caption("A summaries file (`hexplorer prepare`): its columns were mapped then.")
+        return stored, None, None
     try:
         names = compute.table_columns(source)
     except HexplorerError as exc:

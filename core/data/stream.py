@@ -1,0 +1,286 @@
+"""Out-of-core preparation on one machine: raw CSV/Parquet -> a summaries file, in batches.
+
+The same mathematics as :func:`core.data.prepare_file` (SPEC section 1), bit for bit, with
+memory bounded by one batch of raw records plus the summaries (not the records):
+
+1. The file is read in batches of ``batch_rows`` rows by polars' streaming engine
+   (``scan_parquet`` / ``scan_csv`` + ``collect_batches``), only the five mapped columns.
+2. Each batch goes through :func:`core.data.prepare.clean_records` (reject, drop zeros, clamp,
+   H3, slot: row by row, so batches do not change any row's fate) and is aggregated at once
+   into fixed-point integer sums per (cell, slot, user).
+3. The fixed-point scale depends on the largest kept value of the whole file
+   (:func:`core.data.prepare.fixed_shifts`). A batch is aggregated at its own scale; the
+   running sums are kept at the scale of the largest value seen so far. A batch with a smaller
+   maximum in another binary exponent (rare: each batch usually holds values near U) is
+   re-read and re-aggregated at the final scale in a second pass, and so are the batches
+   summed before a larger maximum appeared. Integer sums added in any grouping give the same
+   integer, so the result equals the in-memory engine's exactly.
+4. The summaries are sorted by (cell, slot, user) and written in row groups with their text
+   labels, and the settings and report go into the footer (:mod:`core.data.summaries`).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import polars as pl
+import pyarrow.parquet as pq
+
+from core.data.config import ColumnMap, PrepConfig
+from core.data.io import _resolve, column_names, missing_column_message
+from core.data.prepare import (
+    DEFAULT_COLUMNS,
+    DEFAULT_CONFIG,
+    PrepReport,
+    RowHashes,
+    Tally,
+    _Clock,
+    aggregate_fixed,
+    check_types,
+    clean_records,
+    fixed_shifts,
+    from_fixed,
+    label_frame,
+    labels_for,
+)
+from core.data.summaries import SCHEMA, metadata
+from core.errors import HexplorerError
+
+#: Raw rows per batch: about 1 GB of working memory for the five columns and their H3 cells.
+DEFAULT_BATCH_ROWS = 5_000_000
+#: Summary rows per Parquet row group of the output.
+WRITE_ROWS = 1_000_000
+
+__all__ = ["DEFAULT_BATCH_ROWS", "batches", "prepare_to_file", "summarise_stream"]
+
+
+def batches(
+    source: str | os.PathLike, columns: ColumnMap, batch_rows: int
+) -> Callable[[], Iterator[pl.DataFrame]]:
+    """A function giving a fresh iterator over ``batch_rows``-row batches of the five columns.
+
+    Raises :class:`HexplorerError` (one line) for a missing, empty or unreadable file or a
+    missing column, before any batch is read.
+    """
+    if isinstance(batch_rows, bool) or not isinstance(batch_rows, int) or batch_rows < 1:
+        raise HexplorerError(
+            f"The 'batch_rows' parameter must be an integer >= 1. Got {batch_rows!r} instead."
+        )
+    _, chosen, label = _resolve(source, None)
+    wanted = list(columns.as_tuple())
+    available = column_names(source)
+    for name in wanted:
+        if name not in available:
+            raise HexplorerError(missing_column_message(name, available))
+    path = str(source)
+    if chosen == "parquet":
+        try:
+            check_types(pl.scan_parquet(path).select(wanted).collect_schema(), columns.as_tuple())
+        except HexplorerError:
+            raise
+        except Exception:  # an unreadable file: the first batch reports it in one line
+            pass
+
+    def scan(infer: int | None) -> pl.LazyFrame:
+        if chosen == "parquet":
+            return pl.scan_parquet(path).select(wanted)
+        separator = "\t" if chosen == "tsv" else ","
+        return pl.scan_csv(path, separator=separator, infer_schema_length=infer).select(wanted)
+
+    return _Batches(scan, label, chosen, batch_rows)
+
+
+class _Restart(Exception):
+    """A CSV column changed type after batches went out: start again with whole-file types."""
+
+
+class _Batches:
+    """Re-iterable batches; on a late CSV type change, raises :class:`_Restart` once."""
+
+    def __init__(
+        self,
+        scan: Callable[[int | None], pl.LazyFrame],
+        label: str,
+        chosen: str,
+        batch_rows: int,
+    ) -> None:
+        self.scan, self.label, self.chosen, self.batch_rows = scan, label, chosen, batch_rows
+        self.infer: int | None = 10_000
+
+    def __call__(self) -> Iterator[pl.DataFrame]:
+        try:
+            yield from self.scan(self.infer).collect_batches(chunk_size=self.batch_rows)
+        except pl.exceptions.ComputeError:
+            # A CSV column whose type changes late (text in a number column): infer the types
+            # from the whole file, as the in-memory reader does, and start again.
+            if self.chosen == "parquet" or self.infer is None:
+                raise
+            self.infer = None
+            raise _Restart from None
+        except (KeyboardInterrupt, SystemExit, HexplorerError, _Restart):
+            raise
+        except BaseException as exc:  # polars raises many types (even Rust panics)
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise HexplorerError(
+                f"Could not read {self.label} as {self.chosen.upper()}: {first}"
+            ) from None
+
+
+def summarise_stream(
+    make_batches: Callable[[], Iterator[pl.DataFrame]],
+    columns: ColumnMap,
+    config: PrepConfig,
+    *,
+    timings: dict[str, float] | None = None,
+) -> tuple[pl.DataFrame, Tally, RowHashes]:
+    """Aggregate batches into per (cell, slot, user) m, s, q (float64), exactly as in memory.
+
+    Returns the aggregated frame (integer keys, any order), the tally of the report and the
+    row hashes of the kept records (for the count of repeated rows, global over batches).
+    """
+    try:
+        return _summarise(make_batches, columns, config, timings)
+    except _Restart:
+        return _summarise(make_batches, columns, config, timings)
+
+
+def _summarise(
+    make_batches: Callable[[], Iterator[pl.DataFrame]],
+    columns: ColumnMap,
+    config: PrepConfig,
+    timings: dict[str, float] | None,
+) -> tuple[pl.DataFrame, Tally, RowHashes]:
+    clock = _Clock(timings)
+    tally = Tally(columns, config)
+    hashes = RowHashes()
+    parts: list[pl.DataFrame] = []  # integer sums at ``shifts``
+    part_rows = 0
+    compacted_rows = 0
+    shifts: tuple[int, int] | None = None
+    vmax = 0.0
+    redo: set[int] = set()  # batches to aggregate again at the final scale
+    summed: list[int] = []  # batches in ``parts``
+    offset = 0
+    for index, frame in enumerate(make_batches()):
+        clock.tick("read")
+        cleaned = clean_records(frame, columns, config, clock, row_offset=offset)
+        offset += frame.height
+        tally.add(cleaned)
+        hashes.add(cleaned.row_hashes)
+        records = cleaned.records
+        if records.height == 0:
+            continue
+        batch_max = float(records.get_column("value").max())  # type: ignore[arg-type]
+        batch_shifts = fixed_shifts(batch_max)
+        if shifts is not None and batch_shifts != shifts and batch_max < vmax:
+            redo.add(index)  # a smaller scale than the running one: redo at the end
+            continue
+        if shifts is not None and batch_shifts != shifts:  # a larger maximum: start again
+            redo.update(summed)
+            parts, summed, part_rows, compacted_rows = [], [], 0, 0
+        shifts = batch_shifts
+        vmax = max(vmax, batch_max)
+        parts.append(aggregate_fixed(records.lazy(), *shifts).collect())
+        summed.append(index)
+        part_rows += parts[-1].height
+        if part_rows > 2 * compacted_rows + 4 * len(records):
+            parts = [_combine(parts)]
+            part_rows = compacted_rows = parts[0].height
+        clock.tick("aggregate")
+    tally.check()
+    assert shifts is not None  # tally.check() refused an input without records
+    if redo:
+        offset = 0
+        for index, frame in enumerate(make_batches()):
+            if index in redo:
+                cleaned = clean_records(frame, columns, config, row_offset=offset)
+                parts.append(aggregate_fixed(cleaned.records.lazy(), *shifts).collect())
+            offset += frame.height
+        clock.tick("second pass")
+    agg = from_fixed(_combine(parts), *shifts)
+    clock.tick("combine")
+    return agg, tally, hashes
+
+
+def _combine(parts: list[pl.DataFrame]) -> pl.DataFrame:
+    """Sum partial integer aggregates per (cell, slot, user)."""
+    if len(parts) == 1:
+        return parts[0]
+    return (
+        pl.concat(parts, rechunk=False)
+        .lazy()
+        .group_by(["cell", "slot", "user"])
+        .agg(pl.col("m").sum(), pl.col("s").sum(), pl.col("q").sum())
+        .collect()
+    )
+
+
+def report_of(agg: pl.DataFrame, tally: Tally, duplicates: int) -> PrepReport:
+    """The :class:`PrepReport` of aggregated summaries, the tally of their batches and the
+    number of repeated rows."""
+    return tally.report(
+        duplicates=duplicates,
+        users=int(agg.get_column("user").n_unique()),
+        hats=int(agg.select(pl.struct("cell", "slot").n_unique()).item()),
+        cells=int(agg.get_column("cell").n_unique()),
+        slots=int(agg.get_column("slot").n_unique()),
+    )
+
+
+def write_aggregate(
+    agg: pl.DataFrame,
+    target: str | os.PathLike,
+    columns: ColumnMap,
+    config: PrepConfig,
+    report: PrepReport,
+    engine: str,
+) -> Path:
+    """Sort, label and write aggregated summaries (integer keys) as a summaries file."""
+    agg = agg.sort(["cell", "slot", "user"])
+    labels = labels_for(agg, config)
+    meta = metadata(config, columns, report, engine)
+    target = Path(target)
+    with pq.ParquetWriter(target, SCHEMA.with_metadata(meta), compression="zstd") as writer:
+        for start in range(0, agg.height, WRITE_ROWS):
+            piece = label_frame(agg.slice(start, WRITE_ROWS), *labels)
+            writer.write_table(piece.to_arrow().cast(SCHEMA))
+    return target
+
+
+def prepare_to_file(
+    source: str | os.PathLike,
+    target: str | os.PathLike,
+    columns: ColumnMap = DEFAULT_COLUMNS,
+    config: PrepConfig = DEFAULT_CONFIG,
+    *,
+    batch_rows: int = DEFAULT_BATCH_ROWS,
+    timings: dict[str, float] | None = None,
+) -> PrepReport:
+    """Prepare a raw CSV/Parquet file into a summaries file, out of core (see module doc).
+
+    Parameters
+    ----------
+    source : path
+        Raw records (CSV, TSV or Parquet).
+    target : path
+        The summaries file to write.
+    batch_rows : int
+        Raw rows per batch (memory grows with it).
+    timings : dict, optional
+        Seconds per phase (for ``bench/``).
+
+    Returns
+    -------
+    PrepReport
+        Also stored in the file's metadata.
+    """
+    make = batches(source, columns, batch_rows)
+    agg, tally, hashes = summarise_stream(make, columns, config, timings=timings)
+    clock = _Clock(timings)
+    report = report_of(agg, tally, hashes.duplicates())
+    clock.tick("repeated rows")
+    write_aggregate(agg, target, columns, config, report, "polars-streaming")
+    clock.tick("write")
+    return report

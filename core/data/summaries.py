@@ -1,0 +1,211 @@
+"""The summaries file: per (HAT, user) summaries in Parquet, the hand-off between engines.
+
+SPEC section 1, step 5: every mechanism needs only ``m, s, q`` per (HAT, user), so a year of raw
+records becomes a summaries file of a few GB that the workbench (CLI, dashboard) reads instead
+of the raw file. ``hexplorer prepare`` writes it (with the polars streaming engine or Spark);
+every other subcommand and the dashboard accept it wherever they accept raw data.
+
+Layout: the columns of :data:`core.data.prepare.SUMMARY_COLUMNS` (``hat, cell, slot, user_id``
+as text, ``m`` int64, ``s, q`` float64), sorted by hat then user_id, and one key in the Parquet
+footer, ``hexplorer.summaries``, holding JSON with the format name, the preparation settings
+(:class:`~core.data.config.PrepConfig`, :class:`~core.data.config.ColumnMap`), the data report
+(:class:`~core.data.prepare.PrepReport`) and the engine that wrote it. The metadata is what
+recognises the file: a Parquet file with the summary columns but without (or with broken)
+metadata is refused with one line rather than guessed at.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from core.data.config import ColumnMap, PrepConfig
+from core.data.prepare import SUMMARY_COLUMNS, Prepared, PrepReport
+from core.errors import HexplorerError
+
+#: The Parquet footer key that marks a summaries file.
+METADATA_KEY = "hexplorer.summaries"
+#: The format written in that key (bumped if the layout changes).
+FORMAT = "hexplorer-summaries/1"
+#: Arrow schema of the columns.
+SCHEMA = pa.schema(
+    [
+        ("hat", pa.string()),
+        ("cell", pa.string()),
+        ("slot", pa.string()),
+        ("user_id", pa.string()),
+        ("m", pa.int64()),
+        ("s", pa.float64()),
+        ("q", pa.float64()),
+    ]
+)
+
+__all__ = [
+    "FORMAT",
+    "METADATA_KEY",
+    "SCHEMA",
+    "is_summaries",
+    "metadata",
+    "read_metadata",
+    "read_summaries",
+    "write_summaries",
+]
+
+
+def metadata(
+    config: PrepConfig, columns: ColumnMap, report: PrepReport, engine: str
+) -> dict[str, str]:
+    """The footer entry of a summaries file (``{METADATA_KEY: json}``).
+
+    >>> from core.data import prepare, load_demo
+    >>> p = prepare(load_demo().head(50))
+    >>> json.loads(metadata(p.config, p.columns, p.report, "polars")[METADATA_KEY])["format"]
+    'hexplorer-summaries/1'
+    """
+    body = {
+        "format": FORMAT,
+        "engine": engine,
+        "config": asdict(config),
+        "columns": asdict(columns),
+        "report": asdict(report),
+    }
+    return {METADATA_KEY: json.dumps(body, sort_keys=True)}
+
+
+def write_summaries(prepared: Prepared, path: str | os.PathLike, *, engine: str = "polars") -> Path:
+    """Write ``prepared`` (summaries, settings, report) as a summaries file.
+
+    Parameters
+    ----------
+    prepared : Prepared
+        From :func:`core.data.prepare` / :func:`core.data.prepare_file`.
+    path : str or PathLike
+        The Parquet file to write (overwritten).
+    engine : str
+        The engine named in the metadata.
+    """
+    frame = prepared.summaries[SUMMARY_COLUMNS]
+    table = pa.Table.from_pandas(frame, schema=SCHEMA, preserve_index=False)
+    table = table.replace_schema_metadata(
+        metadata(prepared.config, prepared.columns, prepared.report, engine)
+    )
+    target = Path(path)
+    pq.write_table(table, target, compression="zstd")
+    return target
+
+
+def _head(source: Any) -> bytes:
+    """The first four bytes of a path or a seekable binary file object ('' if unreadable)."""
+    try:
+        if isinstance(source, str | os.PathLike):
+            if not Path(source).is_file():
+                return b""
+            with open(source, "rb") as handle:
+                return handle.read(4)
+        if hasattr(source, "read") and hasattr(source, "seek"):
+            source.seek(0)
+            head = source.read(4)
+            source.seek(0)
+            return head if isinstance(head, bytes) else b""
+    except OSError:
+        return b""
+    return b""
+
+
+def is_summaries(source: Any) -> bool:
+    """Whether ``source`` (a path or a seekable binary file object, e.g. an upload) is a Parquet
+    file that claims to be a summaries file (or looks like one).
+
+    True when the footer has :data:`METADATA_KEY` or the columns are exactly the summary
+    columns; :func:`read_summaries` then either reads it or refuses it with one line. Raw
+    record files (CSV, or Parquet with other columns) give False. Never raises.
+    """
+    if _head(source) != b"PAR1":
+        return False
+    try:
+        schema = pq.read_schema(source)
+    except (OSError, pa.ArrowException):
+        return False
+    finally:
+        if hasattr(source, "seek"):
+            source.seek(0)
+    meta = schema.metadata or {}
+    return METADATA_KEY.encode() in meta or sorted(schema.names) == sorted(SUMMARY_COLUMNS)
+
+
+def _name(source: Any) -> str:
+    if isinstance(source, str | os.PathLike):
+        return str(source)
+    return str(getattr(source, "name", None) or "the uploaded file")
+
+
+def read_metadata(source: Any) -> dict[str, Any]:
+    """The parsed footer entry of a summaries file (a path or a seekable binary file object);
+    :class:`HexplorerError` (one line) if it is missing or wrong."""
+    target = _name(source)
+    try:
+        if hasattr(source, "seek"):
+            source.seek(0)
+        schema = pq.read_schema(source)
+    except (OSError, pa.ArrowException) as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise HexplorerError(f"Could not read '{target}' as Parquet: {first}") from None
+    raw = (schema.metadata or {}).get(METADATA_KEY.encode())
+    if raw is None:
+        raise HexplorerError(
+            f"'{target}' has summary columns but no '{METADATA_KEY}' metadata: it was not "
+            "written by `hexplorer prepare`; prepare the raw records again."
+        )
+    try:
+        body = json.loads(raw)
+        if body.get("format") != FORMAT:
+            raise ValueError(f"format {body.get('format')!r}, expected {FORMAT!r}")
+        missing = [c for c in SUMMARY_COLUMNS if c not in schema.names]
+        if missing:
+            raise ValueError(f"missing columns {', '.join(missing)}")
+        body["config"] = PrepConfig(**body["config"])
+        body["columns"] = ColumnMap(**body["columns"])
+        rep = dict(body["report"])
+        rep["rejected_examples"] = tuple(rep["rejected_examples"])
+        rep["notes"] = tuple(rep.get("notes", ()))
+        body["report"] = PrepReport(**rep)
+    except HexplorerError as exc:
+        raise HexplorerError(f"'{target}' has broken '{METADATA_KEY}' metadata: {exc}") from None
+    except (ValueError, TypeError, KeyError, AttributeError) as exc:
+        raise HexplorerError(
+            f"'{target}' has broken '{METADATA_KEY}' metadata ({exc}); prepare the raw records "
+            "again with `hexplorer prepare`."
+        ) from None
+    return body
+
+
+def read_summaries(path: Any) -> Prepared:
+    """Read a summaries file back as :class:`~core.data.prepare.Prepared` (no preparation).
+
+    Raises
+    ------
+    HexplorerError
+        One line if the file is not a summaries file written by ``hexplorer prepare``
+        (metadata missing or wrong, columns missing).
+    """
+    body = read_metadata(path)
+    if hasattr(path, "seek"):
+        path.seek(0)
+    table = pq.read_table(path, columns=SUMMARY_COLUMNS)
+    try:
+        table = table.cast(pa.schema([SCHEMA.field(c) for c in SUMMARY_COLUMNS]))
+    except (pa.ArrowException, ValueError) as exc:
+        raise HexplorerError(
+            f"'{_name(path)}' has summary columns of the wrong type: {exc}"
+        ) from None
+    summaries: pd.DataFrame = table.to_pandas()
+    return Prepared(
+        summaries=summaries, report=body["report"], config=body["config"], columns=body["columns"]
+    )
