@@ -2,8 +2,9 @@
 
 The summaries file (per HAT and user: m, s, q, with the settings and the data report in its
 metadata, :mod:`core.data.summaries`) is accepted as DATA by every other subcommand and by the
-dashboard, which then skip preparation. The input is streamed in batches on this
-machine (:mod:`core.data.stream`), so its size is not bounded by memory.
+dashboard, which then skip preparation. ``--engine polars`` (default) streams the input in
+batches on this machine (:mod:`core.data.stream`); ``--engine spark`` runs the same preparation
+as an Apache Spark job (:mod:`core.data.spark`, ``pip install -e ".[spark]"`` and Java).
 """
 
 from __future__ import annotations
@@ -23,11 +24,23 @@ def register(sub: Any, data: argparse.ArgumentParser, names: list[str]) -> None:
     )
     common.add_output_options(p, "SUMMARIES.parquet", "the summaries file to write (required)")
     p.add_argument(
+        "--engine",
+        choices=["polars", "spark"],
+        default="polars",
+        help="polars: stream on this machine (default); spark: an Apache Spark job",
+    )
+    p.add_argument(
+        "--spark-master",
+        default="local[*]",
+        metavar="URL",
+        help="Spark master for --engine spark [local[*]]",
+    )
+    p.add_argument(
         "--batch-rows",
         type=int,
         default=None,
         metavar="N",
-        help="rows per streamed batch [5000000]",
+        help="rows per streamed batch for --engine polars [5000000]",
     )
     p.set_defaults(func=run)
 
@@ -40,15 +53,21 @@ def run(args: argparse.Namespace) -> Any:
     if args.data is None:
         raise HexplorerError("prepare needs a DATA file of raw records (CSV or Parquet).")
     target = common.output_path(args.output, force=args.force, suffixes=(".parquet",))
+    remote = "://" in args.data  # e.g. s3a://bucket/records/: read by Spark itself
+    if remote and args.engine != "spark":
+        raise HexplorerError(f"{args.data!r} is a URL: read it with --engine spark.")
     source = Path(args.data)
-    if not source.is_file():
-        raise HexplorerError(f"Data file {args.data!r} does not exist or is not a file.")
-    if source.resolve() == target.resolve():
-        raise HexplorerError("--output must differ from DATA.")
-    from core.data.summaries import is_summaries
+    if not remote:
+        if not source.is_file():
+            raise HexplorerError(f"Data file {args.data!r} does not exist or is not a file.")
+        if source.resolve() == target.resolve():
+            raise HexplorerError("--output must differ from DATA.")
+        from core.data.summaries import is_summaries
 
-    if is_summaries(source):
-        raise HexplorerError(f"{args.data!r} is already a summaries file; give the raw records.")
+        if is_summaries(source):
+            raise HexplorerError(
+                f"{args.data!r} is already a summaries file; give the raw records."
+            )
     config = PrepConfig(
         upper=args.upper, resolution=args.resolution, slot=args.slot, keep_zeros=args.keep_zeros
     )
@@ -59,15 +78,22 @@ def run(args: argparse.Namespace) -> Any:
         time=args.time_col,
         value=args.value_col,
     )
-    from core.data.stream import DEFAULT_BATCH_ROWS, prepare_to_file
+    if args.engine == "spark":
+        from core.data.spark import prepare_spark
 
-    batch = DEFAULT_BATCH_ROWS if args.batch_rows is None else args.batch_rows
-    report = prepare_to_file(source, target, columns, config, batch_rows=batch)
+        report = prepare_spark(
+            args.data if remote else source, target, columns, config, master=args.spark_master
+        )
+    else:
+        from core.data.stream import DEFAULT_BATCH_ROWS, prepare_to_file
+
+        batch = DEFAULT_BATCH_ROWS if args.batch_rows is None else args.batch_rows
+        report = prepare_to_file(source, target, columns, config, batch_rows=batch)
     if report.worth_noting:
         print(f"hexplorer: note: {' '.join(report.lines())}", file=sys.stderr)
     return {
         "output": str(target),
-        "engine": "polars",
+        "engine": args.engine,
         "rows_read": report.rows_read,
         "rejected": report.n_rejected,
         "records": report.records,
