@@ -34,7 +34,7 @@ APPLIED = "data_applied"
 HAT = "hat"  # "CELL/SLOT" label, shared by every page
 HAT_PICK = "hat_pick"  # the One-hexagon page's select box
 MAP_SLOT = "map_slot"
-MAP_METRIC = "map_metric"  # "records" | "users" | "true_mean"
+MAP_METRIC = "map_metric"  # one of MAP_METRICS
 MAP_CELL = "map_cell"  # the Map page's select box
 MAP_DECK = "map_deck"  # the pydeck selection (read-only widget state)
 MAP_HAT_SEEN = "map_hat_seen"  # the HAT the Map page last showed (to follow changes elsewhere)
@@ -42,7 +42,9 @@ MAP_BASEMAP = "map_basemap"  # draw tile basemaps under the hexagons (needs the 
 MAP_CLICKS = "map_clicks"  # clicks on the map so far: part of the pickable layers' ids
 
 # --- One hexagon -----------------------------------------------------------------------------
-EPSILON = "epsilon"
+EPSILON = "epsilon"  # the ε of every view (One hexagon, Map, Whole city)
+MECHANISM = "mechanism"  # the mechanism whose worst-case error the Map and the plans read
+TARGET = "target_error"  # the planning target ±X (data's unit): Map and Whole city
 M_UB = "m_ub"
 M_UB_FOR = "m_ub_for_hat"  # the HAT the m_UB slider was last reset for
 OVERRIDE_M_UB = "override_m_ub"
@@ -64,7 +66,11 @@ MC_EPSILONS: tuple[float, ...] = (0.05, 0.1, 0.2, 0.3, 0.5, 0.8, 1.0, 1.5, 2.0, 
 MC_RUNS_DEFAULT = 2_000
 MC_RUNS_MANY = 10_000
 SLOT_LENGTHS = ("15min", "30min", "1h", "2h", "3h", "6h", "1d")
-MAP_METRICS = ("records", "users", "true_mean")
+MAP_METRICS = (
+    "records", "users", "true_mean", "error", "relative_error", "within_target", "release",
+)  # fmt: skip
+ERROR_METRICS = ("error", "relative_error", "within_target", "release")
+"""The Map's colourings that depend on ε and the mechanism."""
 DEFAULT_MECHANISMS = ("baseline", "arrayavg-best", "levy", "opt-arrayavg", "opt-bounding")
 
 DEFAULTS: dict[str, Any] = {
@@ -85,6 +91,8 @@ DEFAULTS: dict[str, Any] = {
     MAP_CLICKS: 0,
     MAP_METRIC: "records",
     EPSILON: 1.0,
+    MECHANISM: "opt-arrayavg",
+    TARGET: 5.0,
     M_UB: None,
     M_UB_FOR: None,
     OVERRIDE_M_UB: False,
@@ -119,6 +127,17 @@ PERSISTENT_WIDGETS: tuple[str, ...] = (
     SEED,
     MANY_RUNS,
 )
+
+
+def mirror(widget_key: str, shared_key: str) -> None:
+    """Give a widget the value of a shared key (before it is drawn): several widgets on several
+    pages show one value, kept under ``shared_key`` (see :func:`push`)."""
+    st.session_state[widget_key] = st.session_state[shared_key]
+
+
+def push(widget_key: str, shared_key: str) -> None:
+    """Write a widget's value into the shared key (its ``on_change`` callback)."""
+    st.session_state[shared_key] = st.session_state[widget_key]
 
 
 def map_cell_key(scope: str) -> str:

@@ -122,15 +122,15 @@ with ui.errors_shown():  # a HexplorerError becomes a message, not a traceback
     if slot is None and day is None:
         st.stop()
 
-    if ss.get(cs.EPSILON) not in cs.EPSILON_OPTIONS:
-        cs.remember(
-            cs.EPSILON,
-            min(cs.EPSILON_OPTIONS, key=lambda e: abs(e - float(ss.get(cs.EPSILON) or 1.0))),
-        )
+    # ε, the plan's mechanism and target are the shared values (One hexagon, Map): the widgets
+    # show them and write them back; an ε typed elsewhere joins the slider's stops.
+    cs.remember(cs.EPSILON, float(ss[state.EPSILON]))
     st.select_slider(
         "ε per grid (log scale)",
-        options=list(cs.EPSILON_OPTIONS),
+        options=sorted({*cs.EPSILON_OPTIONS, float(ss[state.EPSILON])}),
         key=cs.EPSILON,
+        on_change=state.push,
+        args=(cs.EPSILON, state.EPSILON),
         format_func=lambda e: f"{e:g}",
         help=HELP["epsilon"],
     )
@@ -297,12 +297,17 @@ with ui.errors_shown():  # a HexplorerError becomes a message, not a traceback
     units = unit_names.current()
     noise_measure = str(ss.get(state.NOISE_MEASURE) or "mean")
     pc = st.columns([1, 1, 2])
+    cs.remember(cs.TARGET, float(ss[state.TARGET]))
+    if ss[state.MECHANISM] in cs.PLAN_MECHANISMS:
+        cs.remember(cs.PLAN_MECHANISM, str(ss[state.MECHANISM]))
     pc[0].number_input(
         f"Target error (±{units.value})",
         min_value=0.0,
         step=0.5,
         format="%.2f",
         key=cs.TARGET,
+        on_change=state.push,
+        args=(cs.TARGET, state.TARGET),
         help=HELP["target"],
     )
     pc[1].slider(
@@ -319,6 +324,8 @@ with ui.errors_shown():  # a HexplorerError becomes a message, not a traceback
         options=list(cs.PLAN_MECHANISMS),
         format_func=lambda name: f"{name} — {get_mechanism(name).title}",
         key=cs.PLAN_MECHANISM,
+        on_change=state.push,
+        args=(cs.PLAN_MECHANISM, state.MECHANISM),
     )
     target = float(ss[cs.TARGET])
     coverage = float(ss[cs.COVERAGE])

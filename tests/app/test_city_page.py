@@ -247,11 +247,12 @@ def test_core_error_is_a_message_not_a_traceback(monkeypatch):
 def test_stale_slot_in_session_state_is_replaced(summaries):
     at = AppTest.from_file(PAGE, default_timeout=TIMEOUT)
     at.session_state[cs.SLOT] = "1999-01-01T00:00"
-    at.session_state[cs.EPSILON] = 0.75  # not a stop of the slider: snapped to the nearest
+    at.session_state[state.EPSILON] = 0.75  # the shared ε (typed on One hexagon): kept exact
     at.run()
     _ok(at)
     assert at.session_state[cs.SLOT] == _busiest_hat_slot(summaries)
-    assert at.session_state[cs.EPSILON] == 0.8
+    assert at.session_state[cs.EPSILON] == 0.75
+    assert at.select_slider(key=cs.EPSILON).value == 0.75
 
 
 def test_choices_survive_a_visit_to_another_page():
