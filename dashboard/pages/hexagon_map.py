@@ -1,32 +1,46 @@
-"""Map page: every hexagon of one timeslot, coloured by records, users or true mean; pick a HAT.
+"""Map page: every hexagon of one timeslot, coloured by records, users, true mean — or by its
+error at ε, within target, one noisy release; two settings side by side; a derived mean's cost.
 
 The slot is the selected HAT's slot (:mod:`dashboard.common.selection`), so the Map, One
-hexagon and Whole city open on the same hexagon-hour.
+hexagon and Whole city open on the same hexagon-hour; ε, the mechanism and the target are the
+shared ones (:mod:`dashboard.map.state`). The views live in :mod:`dashboard.map.panels`.
 """
 
 from __future__ import annotations
 
 import streamlit as st
 
-from dashboard.common import compute, downloads, figures, maps, state, ui, units
-from dashboard.common.selection import (
-    current_hat,
-    current_slot,
-    picked_row,
-    select_hat,
-    select_slot,
-)
+from dashboard.common import compute, downloads, state, ui, units
+from dashboard.common.selection import current_hat, current_slot, select_hat, select_slot
 from dashboard.common.sidebar import require_data
+from dashboard.map import panels as map_panels
+from dashboard.map import state as ms
+from dashboard.report.build import Report
+from dashboard.report.panel import report_button
+
+
+def _report(*, title, parameters, figure, texts, file_name) -> None:
+    """The handout report of the error map: built when the button is clicked."""
+
+    def make() -> Report:
+        return Report(
+            title=title,
+            parameters=parameters,
+            figures=[("The error map and its legend", figure())],
+            texts=texts,
+            summary={},
+            version=downloads.VERSION,
+        )
+
+    report_button(make, file_name=file_name, key="map_report")
+
 
 st.title("Map")
 spec = require_data()
+ms.init()
 ss = st.session_state
 u = units.current()
-metric_labels = {
-    "records": "records",
-    "users": u.users,
-    "true_mean": f"true mean ({u.value})",
-}
+metric_labels = map_panels.metric_labels(u)
 with ui.errors_shown():  # a HexplorerError becomes a message, not a traceback
     hat = current_hat(spec)
     table = compute.hats(spec)
@@ -42,14 +56,6 @@ with ui.errors_shown():  # a HexplorerError becomes a message, not a traceback
         row = cells[cells["cell"] == ss[key]]
         if len(row):
             select_hat(str(row["hat"].iloc[0]))
-
-    def _on_map_select() -> None:
-        row = picked_row(ss.get(state.MAP_DECK), maps.HEX_LAYER_ID)
-        if row is not None and "hat" in row:
-            select_hat(str(row["hat"]))
-        # New ids for the pickable layers: the front end drops its selection and so its
-        # recolouring (the fills keep the legend's colours; the outline shows the choice).
-        ss[state.MAP_CLICKS] = int(ss.get(state.MAP_CLICKS, 0)) + 1
 
     left, mid, right = st.columns([3, 3, 1])
     left.selectbox(
@@ -81,41 +87,15 @@ with ui.errors_shown():  # a HexplorerError becomes a message, not a traceback
     )
 
     metric = str(ss[state.MAP_METRIC])
-    hexmap = maps.hexagon_map(
-        cells,
-        value_col=metric,
-        value_label=metric_labels[metric],
-        tooltip_cols={
-            "records": "records",
-            "users": u.users,
-            "true_mean": f"true mean ({u.value})",
-        },
+    map_panels.map_view(
+        spec,
+        slot,
+        metric,
         selected_cell=selected_cell,
-        density=compute.cell_density(spec),
         basemap=bool(ss[state.MAP_BASEMAP]),
-        pick_token=int(ss.get(state.MAP_CLICKS, 0)),
+        report=_report,
     )
-    st.pydeck_chart(
-        hexmap.deck,
-        on_select=_on_map_select,
-        selection_mode="single-object",
-        key=state.MAP_DECK,
-        height=maps.MAP_HEIGHT_PX,
-        alt=f"Map of {len(cells)} hexagons in slot {slot}, coloured by {metric_labels[metric]}",
-    )
-    st.caption(f"{hexmap.scale.caption()} {maps.ZOOM_HELP}")
-    ui.chart(figures.legend_bar(hexmap.legend, title=metric_labels[metric]), key="map_legend")
-    if len(cells) == 1:
-        st.info(
-            "Only one hexagon has records in this slot: the map has nothing to compare it with.",
-            icon=":material/info:",
-        )
-    elif cells[metric].nunique(dropna=True) == 1:
-        st.info(
-            f"Every hexagon of this slot has the same {metric_labels[metric]}, so they share "
-            "one colour.",
-            icon=":material/info:",
-        )
+    map_panels.split_view(spec, slot)
 
     # The select box is keyed by data and slot: new data or a new slot gets a new widget, so
     # its labels (record and user counts) are never the previous data's.
@@ -143,6 +123,7 @@ with ui.errors_shown():  # a HexplorerError becomes a message, not a traceback
             f"{int(row['users']):,} {u.users}. The One hexagon page analyses it.",
             icon=":material/hexagon:",
         )
+    map_panels.derived_view(spec, slot)
     ui.learn_link("What is a HAT, and why are true values shown?")
     st.caption(ui.workbench_note(u))
     ui.table(

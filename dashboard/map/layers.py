@@ -1,0 +1,423 @@
+"""The error map's builders: colour scales, trust classes drawn apart, the pydeck Decks (no st.*).
+
+Colour scales are **fixed** while ε moves, so a change of colour is a change of error: the error
+scale is anchored on the planning target X (bins 0, X/4, X/2, X, 2X, 4X, above), the relative
+error on fixed percentages, a noisy release on [0, U]; :func:`auto_scale` (quantile bins of the
+values shown, the other maps' scale) is the toggle's alternative. Hexagons over target, and those
+with no useful release (error ≥ U/2: too few users for this ε), are drawn apart: faded fill and a
+coloured outline, each named in the legend with its count.
+
+The split view is **one** Deck with two MapViews side by side (deck.gl's views, ``x``/``width``
+in percent) and one view state that is not keyed by view id, so both views read it and a pan or
+zoom in either moves both. Each layer is drawn in one view only: the Deck's ``layerFilter`` is a
+deck.gl JSON expression (``@@=``, member access only, no function calls) comparing the first
+letter of the layer's id with the view's id ("a…" layers in view "a", "b…" in view "b").
+
+Layer data are lists of plain dicts built column-wise from a DataFrame (``to_dict("records")``),
+with no Python work per hexagon besides that conversion.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+from dataclasses import dataclass
+
+import h3
+import numpy as np
+import pandas as pd
+import pydeck as pdk
+
+from core.citywide.derived import TRUST_LABELS
+from dashboard.common import maps
+from dashboard.common.maps import PALETTE, LegendEntry
+from dashboard.common.units import Units
+
+# Trust classes (core.citywide.derived.trust_classes): fill alpha and outline of each.
+WITHIN_COLOR = (42, 120, 142)  # the palette's teal: within target
+OVER_OUTLINE = (230, 97, 1)  # orange outline: over target
+NO_USE_OUTLINE = (60, 60, 60)  # dark grey outline: no useful release
+NO_USE_FILL = (190, 190, 190)
+OVER_ALPHA = 90  # faded
+NO_USE_ALPHA = 70
+OUTLINE_PX = 2.5
+CATEGORY_COLORS = (WITHIN_COLOR, OVER_OUTLINE, NO_USE_FILL)
+"""Fill of each trust class on the 'within target' map."""
+
+# Difference maps: blue where B's error is smaller, red where larger (ColorBrewer RdBu, 6 classes).
+DIVERGING: tuple[tuple[int, int, int], ...] = (
+    (33, 102, 172),
+    (103, 169, 207),
+    (209, 229, 240),
+    (253, 219, 199),
+    (239, 138, 98),
+    (178, 24, 43),
+)
+SPLIT_GAP_PCT = 0.5  # half the gap between the two views, in percent of the width
+LAYER_FILTER = "@@=layer.id[0] == viewport.id"
+"""deck.gl JSON expression: a layer is drawn in the view whose id is its id's first letter."""
+
+
+def _fmt(value: float) -> str:
+    if not np.isfinite(value):
+        return "–"
+    if abs(value) >= 100:
+        return f"{value:,.0f}"
+    return f"{value:,.1f}" if abs(value) >= 10 else f"{value:,.2f}"
+
+
+@dataclass(frozen=True, kw_only=True)
+class ColourScale:
+    """Bins with fixed edges and one colour each.
+
+    ``edges`` (n + 1,) ascending; the last may be inf. A value v is in bin i when
+    ``edges[i] <= v < edges[i + 1]`` (the last bin includes its top). ``fixed`` says whether the
+    scale depends on the values shown (False: automatic).
+    """
+
+    edges: tuple[float, ...]
+    colors: tuple[tuple[int, int, int], ...]
+    labels: tuple[str, ...]
+    title: str
+    fixed: bool = True
+
+    def __post_init__(self) -> None:
+        n = len(self.colors)
+        if n < 1 or len(self.edges) != n + 1 or len(self.labels) != n:
+            raise ValueError("ColourScale: need n colours, n labels and n + 1 edges")
+        if any(b < a for a, b in zip(self.edges, self.edges[1:], strict=False)):
+            raise ValueError(f"ColourScale: edges must ascend, got {self.edges}")
+
+    def index(self, values: np.ndarray) -> np.ndarray:
+        """Bin of each value (-1 for NaN)."""
+        values = np.asarray(values, dtype=float)
+        idx = np.searchsorted(np.asarray(self.edges[1:-1]), values, side="right")
+        return np.where(np.isfinite(values), idx, -1)
+
+    def legend(self) -> tuple[LegendEntry, ...]:
+        return tuple(
+            LegendEntry(label=lab, color=col, low=float(lo), high=float(hi))
+            for lab, col, lo, hi in zip(
+                self.labels, self.colors, self.edges[:-1], self.edges[1:], strict=True
+            )
+        )
+
+
+def _range_labels(edges: list[float], fmt, unit: str) -> tuple[str, ...]:
+    labels = []
+    for lo, hi in zip(edges[:-1], edges[1:], strict=True):
+        if math.isinf(hi):
+            labels.append(f"≥ {fmt(lo)}{unit}")
+        else:
+            labels.append(f"{fmt(lo)} – {fmt(hi)}{unit}")
+    return tuple(labels)
+
+
+def error_scale(target: float, units: Units, *, title: str | None = None) -> ColourScale:
+    """The fixed scale of errors at ε (the data's unit), anchored on the target X.
+
+    >>> s = error_scale(4.0, Units())
+    >>> s.edges[:5], s.labels[3]
+    ((0.0, 1.0, 2.0, 4.0, 8.0), '4.00 – 8.00 km/h')
+    """
+    if not target > 0:
+        raise ValueError(f"error_scale: target must be > 0, got {target!r}")
+    edges = [0.0, target / 4, target / 2, target, 2 * target, 4 * target, math.inf]
+    return ColourScale(
+        edges=tuple(edges),
+        colors=PALETTE,
+        labels=_range_labels(edges, _fmt, f" {units.value}"),
+        title=title or f"worst-case error at ε (±{units.value})",
+    )
+
+
+def relative_scale() -> ColourScale:
+    """The fixed scale of relative errors (error / true mean), in percent.
+
+    >>> relative_scale().labels[-1]
+    '≥ 50%'
+    """
+    edges = [0.0, 0.025, 0.05, 0.1, 0.2, 0.5, math.inf]
+    return ColourScale(
+        edges=tuple(edges),
+        colors=PALETTE,
+        labels=_range_labels(edges, lambda v: f"{100 * v:g}", "%"),
+        title="relative error (error / true mean)",
+    )
+
+
+def value_scale(upper: float, units: Units) -> ColourScale:
+    """The fixed scale of released means: six equal bins of [0, U]."""
+    edges = list(np.linspace(0.0, float(upper), len(PALETTE) + 1))
+    return ColourScale(
+        edges=tuple(edges),
+        colors=PALETTE,
+        labels=_range_labels(edges, _fmt, f" {units.value}"),
+        title=f"one noisy release ({units.value})",
+    )
+
+
+def difference_scale(target: float, units: Units) -> ColourScale:
+    """Fixed diverging scale of error B − error A (negative: B is more accurate).
+
+    >>> difference_scale(2.0, Units()).edges[1:-1]
+    (-2.0, -0.5, 0.0, 0.5, 2.0)
+    """
+    edges = [-math.inf, -target, -target / 4, 0.0, target / 4, target, math.inf]
+    labels = (
+        f"B better by > {_fmt(target)}",
+        f"B better by {_fmt(target / 4)} – {_fmt(target)}",
+        f"B better by < {_fmt(target / 4)}",
+        f"B worse by < {_fmt(target / 4)}",
+        f"B worse by {_fmt(target / 4)} – {_fmt(target)}",
+        f"B worse by > {_fmt(target)}",
+    )
+    return ColourScale(
+        edges=tuple(edges),
+        colors=DIVERGING,
+        labels=tuple(f"{lab} {units.value}" for lab in labels),
+        title=f"error B − error A ({units.value})",
+    )
+
+
+def trust_scale() -> ColourScale:
+    """The categorical 'within target' colours (values are the trust classes 0, 1, 2)."""
+    return ColourScale(
+        edges=(0.0, 1.0, 2.0, 3.0),
+        colors=CATEGORY_COLORS,
+        labels=TRUST_LABELS,
+        title="within target",
+    )
+
+
+def auto_scale(values: np.ndarray, *, title: str) -> ColourScale:
+    """Quantile bins of the values shown (:func:`dashboard.common.maps.color_bins`)."""
+    values = np.asarray(values, dtype=float)
+    _, legend = maps.color_bins(values)
+    if not legend:
+        return ColourScale(edges=(0.0, 1.0), colors=(PALETTE[0],), labels=("–",), title=title)
+    if len(legend) == 1:
+        e = legend[0]
+        return ColourScale(
+            edges=(e.low, e.high), colors=(e.color,), labels=(e.label,), title=title, fixed=False
+        )
+    edges = [legend[0].low] + [e.high for e in legend]
+    edges[-1] = math.inf  # the top bin includes the maximum
+    return ColourScale(
+        edges=tuple(edges),
+        colors=tuple(e.color for e in legend),
+        labels=tuple(e.label for e in legend),
+        title=title,
+        fixed=False,
+    )
+
+
+@dataclass(frozen=True, kw_only=True)
+class Styled:
+    """Per-hexagon drawing: fill (H, 4) and outline (H, 4) RGBA, outline width (H,) in px."""
+
+    fill: np.ndarray
+    line: np.ndarray
+    width: np.ndarray
+    bins: np.ndarray
+
+    def dimmed(self) -> np.ndarray:
+        """Indices of the hexagons drawn faded (over target or no useful release)."""
+        return np.flatnonzero(self.fill[:, 3] < maps.FILL_ALPHA)
+
+
+def style(values: np.ndarray, scale: ColourScale, classes: np.ndarray | None) -> Styled:
+    """Colours of every hexagon: the scale's colour, faded with an outline by trust class.
+
+    ``classes`` (0 within, 1 over target, 2 no useful release) or None (no trust overlay, as
+    on the 'within target' map itself, whose colours are the classes).
+    """
+    values = np.asarray(values, dtype=float)
+    n = values.size
+    palette = np.array([*scale.colors, maps.NO_DATA_COLOR], dtype=np.int64)
+    bins = scale.index(values)
+    fill = np.empty((n, 4), dtype=np.int64)
+    fill[:, :3] = palette[bins]  # -1 → the no-data colour (last row)
+    fill[:, 3] = maps.FILL_ALPHA
+    line = np.tile(np.array([255, 255, 255, 140], dtype=np.int64), (n, 1))
+    width = np.ones(n)
+    if classes is not None:
+        classes = np.asarray(classes)
+        over, no_use = classes == 1, classes == 2
+        fill[over, 3] = OVER_ALPHA
+        line[over] = [*OVER_OUTLINE, 255]
+        width[over] = OUTLINE_PX
+        fill[no_use] = [*NO_USE_FILL, NO_USE_ALPHA]
+        line[no_use] = [*NO_USE_OUTLINE, 255]
+        width[no_use] = OUTLINE_PX
+    return Styled(fill=fill, line=line, width=width, bins=bins)
+
+
+def trust_legend(classes: np.ndarray, target: float, upper: float, units: Units) -> list[str]:
+    """The legend's words for the hexagons drawn apart, with their counts.
+
+    >>> trust_legend(np.array([0, 1, 2, 2]), 2.0, 65.0, Units())[1][:61]
+    'Faded, dark grey outline: no useful release — 2 hexagons with'
+    """
+    classes = np.asarray(classes)
+    n_over, n_none = int((classes == 1).sum()), int((classes == 2).sum())
+    half = f"{upper / 2:g}"
+    return [
+        f"Faded, orange outline: over target — {n_over:,} hexagon{'s' * (n_over != 1)} whose "
+        f"error exceeds ±{target:g} {units.value}",
+        f"Faded, dark grey outline: no useful release — {n_none:,} hexagon"
+        f"{'s' * (n_none != 1)} with too few {units.users} for this ε (error ≥ U/2 = {half} "
+        f"{units.value}, no better than publishing {half} without the data)",
+    ]
+
+
+def records(base: pd.DataFrame, styled: Styled, texts: dict[str, list[str]]) -> list[dict]:
+    """Layer rows: ``base``'s cell and pos, the styling, and tooltip texts (column-wise)."""
+    frame = pd.DataFrame(
+        {
+            "cell": base["cell"].to_numpy(),
+            "pos": base["pos"].to_numpy(),
+            "fill": styled.fill.tolist(),
+            "line": styled.line.tolist(),
+            "lw": styled.width.tolist(),
+            **texts,
+        }
+    )
+    return frame.to_dict("records")
+
+
+def hexagon_layers(rows: list[dict], *, layer_id: str, pickable: bool) -> list[pdk.Layer]:
+    """H3 hexagons and centre dots (never under ``maps.MIN_POINT_PIXELS``) with per-row
+    outline colour and width, so the faded hexagons keep a visible outline at any zoom."""
+    if not rows:
+        return []
+    edge_m = float(h3.average_hexagon_edge_length(h3.get_resolution(rows[0]["cell"]), "m"))
+    return [
+        pdk.Layer(
+            "H3HexagonLayer",
+            data=rows,
+            id=layer_id,
+            get_hexagon="cell",
+            get_fill_color="fill",
+            get_line_color="line",
+            get_line_width="lw",
+            line_width_units="pixels",
+            stroked=True,
+            filled=True,
+            extruded=False,
+            pickable=pickable,
+            auto_highlight=pickable,
+        ),
+        pdk.Layer(
+            "ScatterplotLayer",
+            data=rows,
+            id=f"{layer_id}-{maps.POINTS_SUFFIX}",
+            get_position="pos",
+            get_fill_color="fill",
+            get_line_color="line",
+            get_line_width="lw",
+            line_width_units="pixels",
+            get_radius=0.8 * edge_m,
+            radius_min_pixels=maps.MIN_POINT_PIXELS,
+            stroked=True,
+            filled=True,
+            pickable=pickable,
+        ),
+    ]
+
+
+def selected_layer(cell: str, layer_id: str = maps.SELECTED_LAYER_ID) -> pdk.Layer:
+    """The selected hexagon's outline (not pickable; the fills keep the legend's colours)."""
+    return pdk.Layer(
+        "H3HexagonLayer",
+        data=[{"cell": cell}],
+        id=layer_id,
+        get_hexagon="cell",
+        filled=False,
+        stroked=True,
+        extruded=False,
+        get_line_color=[*maps.SELECTED_COLOR, 255],
+        line_width_min_pixels=4,
+        pickable=False,
+    )
+
+
+TOOLTIP_LINES = (
+    ("cell", "hexagon"),
+    ("value_text", "{value}"),
+    ("users_text", "{users}"),
+    ("records_text", "records"),
+    ("m_ub_text", "m_UB"),
+    ("error_text", "worst-case error"),
+    ("true_text", "true mean"),
+    ("class_text", "trust"),
+)
+
+
+def tooltip(value_label: str, units: Units, *, prefix: str = "") -> dict:
+    """The tooltip: users, records, m_UB, error and true mean with units (and the value shown)."""
+    names = {"{value}": value_label, "{users}": units.users}
+    lines = [f"{prefix}{names.get(label, label)}: {{{col}}}" for col, label in TOOLTIP_LINES]
+    return {"text": "\n".join(lines)}
+
+
+def error_deck(
+    rows: list[dict],
+    view: pdk.ViewState,
+    *,
+    tooltip_spec: dict,
+    density: list[pdk.Layer] | None = None,
+    selected_cell: str | None = None,
+    pick_token: str | int = "",
+    basemap: bool = False,
+) -> pdk.Deck:
+    """One map: the density context, the styled hexagons (pickable), the selection outline."""
+    layers = list(density or [])
+    layers += hexagon_layers(rows, layer_id=maps.pick_layer_id(pick_token), pickable=True)
+    if selected_cell is not None:
+        layers.append(selected_layer(selected_cell))
+    return maps.deck(layers, view, tooltip=tooltip_spec, basemap=basemap)
+
+
+def split_deck(
+    rows_a: list[dict],
+    rows_b: list[dict],
+    view: pdk.ViewState,
+    *,
+    tooltip_spec: dict,
+    density: list[pdk.Layer] | None = None,
+) -> pdk.Deck:
+    """Two maps side by side in **one** Deck sharing one view state (pan and zoom move both).
+
+    Views "a" (left) and "b" (right); layers "a-…" are drawn in view a only, "b-…" in view b
+    (:data:`LAYER_FILTER`). No basemap (one basemap cannot sit under two views).
+    """
+    layers: list[pdk.Layer] = []
+    for side, rows in (("a", rows_a), ("b", rows_b)):
+        for layer in density or []:
+            twin = copy.deepcopy(layer)
+            twin.id = f"{side}-{layer.id}"
+            layers.append(twin)
+        layers += hexagon_layers(rows, layer_id=f"{side}-hexagons", pickable=True)
+    half = 50.0 - SPLIT_GAP_PCT
+    views = [
+        pdk.View(
+            type="MapView", id="a", x="0%", width=f"{half:g}%", controller=dict(maps.CONTROLLER)
+        ),
+        pdk.View(
+            type="MapView",
+            id="b",
+            x=f"{50.0 + SPLIT_GAP_PCT:g}%",
+            width=f"{half:g}%",
+            controller=dict(maps.CONTROLLER),
+        ),
+    ]
+    deck = pdk.Deck(
+        layers=layers,
+        initial_view_state=view,
+        views=views,
+        tooltip=tooltip_spec,
+        map_provider=None,
+    )
+    deck.layer_filter = LAYER_FILTER  # serialised as the Deck's "layerFilter"
+    return deck

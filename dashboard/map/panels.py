@@ -1,0 +1,543 @@
+"""The Map page's error views, each an ``st.fragment`` so moving ε reruns only that view.
+
+- :func:`map_view`: the map of the slot coloured by records, users, true mean — or, once "Colour
+  by" is an error colouring, by every hexagon's worst-case error at ε, the relative error, the
+  trust class (within target ±X) or one seeded noisy release, with ε, the mechanism and the
+  target bound to the shared values, the share within target beside the map, the downloads and
+  the handout report.
+- :func:`split_view`: two settings side by side in one linked Deck, or their difference.
+- :func:`derived_view`: what a mean derived from many noisy hexagons costs.
+
+Reads core through :mod:`dashboard.map.compute`, draws with :mod:`dashboard.map.layers` and
+:mod:`dashboard.map.charts`. The report button is passed in by the page (the report is another
+feature's).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+
+import numpy as np
+import streamlit as st
+
+from core.citywide.derived import TRUST_LABELS
+from core.citywide.errors import hexagon_geojson
+from core.mechanisms import get_mechanism
+from dashboard.common import compute, downloads, figures, maps, shown, state, ui, units
+from dashboard.common.compute import DataSpec
+from dashboard.common.selection import picked_row, select_hat
+from dashboard.map import charts, layers
+from dashboard.map import compute as mc
+from dashboard.map import state as ms
+
+MAP_WIDTH_PX = 760  # the map's column beside the read-outs
+ReportHook = Callable[..., None]
+
+
+def metric_labels(u: units.Units) -> dict[str, str]:
+    """'Colour by' options in words, with the data's unit."""
+    return {
+        "records": "records",
+        "users": u.users,
+        "true_mean": f"true mean ({u.value})",
+        "error": f"error at ε ({u.value})",
+        "relative_error": "relative error",
+        "within_target": "within target ±X",
+        "release": "one noisy release",
+    }
+
+
+def _mechanism_label(name: str) -> str:
+    return f"{name} — {get_mechanism(name).title}"
+
+
+def _on_map_select() -> None:
+    row = picked_row(st.session_state.get(state.MAP_DECK), maps.HEX_LAYER_ID)
+    if row is not None and "hat" in row:
+        select_hat(str(row["hat"]))
+        st.session_state[ms.APP_RERUN] = True  # the rest of the page shows the HAT
+    st.session_state[state.MAP_CLICKS] = int(st.session_state.get(state.MAP_CLICKS, 0)) + 1
+
+
+def _controls(metric: str) -> tuple[float, str, float | None]:
+    """ε, mechanism and target widgets (bound to the shared values); returns their values."""
+    ss = st.session_state
+    ms.bind()
+    c = st.columns([4, 3, 2, 2])
+    c[0].select_slider(
+        "ε per hexagon (log scale)",
+        options=ms.stops_with(float(ss[state.EPSILON])),
+        key=ms.EPSILON,
+        on_change=ms.on_epsilon,
+        format_func=lambda e: f"{e:g}",
+        help="The same ε as on One hexagon and Whole city: moving it here moves it there.",
+    )
+    c[1].selectbox(
+        "Mechanism",
+        options=list(ms.MECHANISMS),
+        format_func=_mechanism_label,
+        key=ms.MECHANISM,
+        on_change=ms.on_mechanism,
+        help="Mechanisms with an analytic worst-case error (SPEC sections 3-4): a new ε is one "
+        "lookup over all hexagons. The others (Levy, quantile, AKMV, wrap-around) need a "
+        "simulation per hexagon: `hexplorer worstcase --all --mechanism levy --trials 2000` "
+        "gives their simulated 90 % quantiles.",
+    )
+    c[2].number_input(
+        f"Target ±{units.current().value}",
+        min_value=0.0,
+        step=0.5,
+        format="%.2f",
+        key=ms.TARGET,
+        on_change=ms.on_target,
+        help="The error you can live with (the planning target, shared with Whole city).",
+    )
+    c[3].toggle(
+        "Automatic scale",
+        key=ms.AUTO_SCALE,
+        help="Off: the colour scale is fixed (anchored on the target), so a change of colour "
+        "when ε moves is a change of error. On: bins from the values shown.",
+    )
+    if metric == "release":
+        st.number_input(
+            "Seed of the noisy release", min_value=0, max_value=2**31 - 1, step=1, key=state.SEED
+        )
+    target = float(ss[ms.TARGET] or 0.0)
+    return float(ss[state.EPSILON]), str(ss[state.MECHANISM]), (target if target > 0 else None)
+
+
+def _scale(metric: str, values: np.ndarray, target: float, upper: float, u, auto: bool):
+    title = metric_labels(u)[metric]
+    if metric == "within_target":
+        return layers.trust_scale()
+    if auto:
+        return layers.auto_scale(values, title=title)
+    if metric == "error":
+        return layers.error_scale(target, u)
+    if metric == "relative_error":
+        return layers.relative_scale()
+    return layers.value_scale(upper, u)
+
+
+def _texts(metric: str, values, sh: mc.Shown, u) -> dict[str, list[str]]:
+    if metric == "relative_error":
+        value_text = [f"{100 * v:.1f} %" if np.isfinite(v) else "–" for v in values]
+    elif metric == "within_target":
+        value_text = [TRUST_LABELS[int(k)] for k in sh.classes]
+    else:
+        value_text = [f"{v:,.2f} {u.value}" for v in values]
+    return {
+        "value_text": value_text,
+        "m_ub_text": [str(int(m)) if m >= 0 else "–" for m in sh.m_ub],
+        "error_text": [f"±{e:,.2f} {u.value}" for e in sh.error],
+        "class_text": [TRUST_LABELS[int(k)] for k in sh.classes],
+    }
+
+
+def error_frame(base, sh: mc.Shown, at, *, target: float, noisy=None):
+    """The table behind the error map: one row per hexagon (the download's rows)."""
+    out = base[["hat", "cell", "users", "records", "true_mean"]].copy()
+    out.insert(2, "slot", [h.split("/", 1)[1] for h in out["hat"]])
+    m_ub = at.m_ub
+    out["m_ub"] = np.where(m_ub >= 0, m_ub, 0)
+    out["m_ub"] = out["m_ub"].astype("Int64")
+    out.loc[m_ub < 0, "m_ub"] = None
+    out["worst_case_error"] = sh.error
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out["relative_error"] = np.where(out["true_mean"] > 0, sh.error / out["true_mean"], np.nan)
+    out["target"] = target
+    out["within_target"] = sh.classes == 0
+    out["trust"] = [TRUST_LABELS[int(k)] for k in sh.classes]
+    if noisy is not None:
+        out["noisy_release"] = noisy
+    out["noise_measure"] = at.noise_measure
+    return out
+
+
+@st.fragment
+def map_view(
+    spec: DataSpec,
+    slot: str,
+    metric: str,
+    *,
+    selected_cell: str | None,
+    basemap: bool,
+    report: ReportHook | None = None,
+) -> None:
+    """The map (a fragment: ε, mechanism, target and scale changes rerun only this)."""
+    ss = st.session_state
+    if ss.get(ms.APP_RERUN):
+        ss[ms.APP_RERUN] = False
+        st.rerun(scope="app")
+    u = units.current()
+    labels = metric_labels(u)
+    if metric not in state.ERROR_METRICS:
+        _plain_map(spec, slot, metric, labels, u, selected_cell=selected_cell, basemap=basemap)
+        return
+    epsilon, mechanism, target = _controls(metric)
+    if target is None:
+        st.info("Set a target error above 0 to colour the map by error.", icon=":material/info:")
+        return
+    noise_measure = str(ss.get(state.NOISE_MEASURE) or "mean")
+    with st.spinner("Every hexagon's error staircase (once per slot)…"):
+        mc.table(spec, slot, noise_measure)
+    base = mc.base(spec, slot)
+    at = mc.errors_at(spec, slot, noise_measure, mechanism, epsilon)
+    seed = int(ss.get(state.SEED) or 0)
+    noisy = mc.release(spec, slot, mechanism, epsilon, seed) if metric == "release" else None
+    sh = mc.shown(metric, at, base, target=target, upper=spec.upper, noisy=noisy)
+    scale = _scale(metric, sh.values, target, spec.upper, u, bool(ss[ms.AUTO_SCALE]))
+    classes = None if metric == "within_target" else sh.classes
+    styled = layers.style(sh.values, scale, classes)
+    rows = layers.records(base, styled, {**_base_texts(base), **_texts(metric, sh.values, sh, u)})
+    view, map_scale = mc.view(spec, slot, MAP_WIDTH_PX)
+    deck = layers.error_deck(
+        rows,
+        view,
+        tooltip_spec=layers.tooltip(labels[metric], u),
+        density=mc.density(spec),
+        selected_cell=selected_cell,
+        pick_token=int(ss.get(state.MAP_CLICKS, 0)),
+        basemap=basemap,
+    )
+    left, right = st.columns([4, 1])
+    with left:
+        st.pydeck_chart(
+            deck,
+            on_select=_on_map_select,
+            selection_mode="single-object",
+            key=state.MAP_DECK,
+            height=maps.MAP_HEIGHT_PX,
+            alt=f"Map of {len(base)} hexagons in slot {slot}, coloured by {labels[metric]} at "
+            f"ε = {epsilon:g} ({mechanism})",
+        )
+    w = sh.within
+    with right:
+        st.metric(
+            f"Hexagons within ±{target:g} {u.value}",
+            f"{w.share_hexagons:.0%}",
+            help=f"{w.within:,} of {w.hexagons:,} hexagons have a worst-case error within the "
+            "target at this ε (core.citywide.derived.within_target).",
+        )
+        st.metric(
+            "Records within target",
+            f"{w.share_records:.0%}",
+            help=f"{w.records_within:,} of {w.records:,} records lie in those hexagons.",
+        )
+        st.caption(f"ε = {epsilon:g}, {mechanism}, {noise_measure} noise measure.")
+    readout = (
+        f"At ε = {epsilon:g} with {mechanism}, {w.within:,} of {w.hexagons:,} hexagons "
+        f"({w.share_hexagons:.0%}) and {w.share_records:.0%} of records have a worst-case error "
+        f"within ±{target:g} {u.value}."
+    )
+    shown.add_text(readout)
+    st.caption(f"{map_scale.caption()} {maps.ZOOM_HELP}")
+    ui.chart(charts.legend(scale), key="map_legend")
+    if classes is not None:
+        words = layers.trust_legend(sh.classes, target, spec.upper, u)
+        st.markdown("\n".join(f"- {w}" for w in words))
+    else:
+        words = None
+    frame = error_frame(base, sh, at, target=target, noisy=noisy)
+    prov = downloads.provenance(
+        spec, u, hat=f"slot {slot}", mechanism=mechanism, epsilon=epsilon,
+        seed=seed if metric == "release" else None,
+    )  # fmt: skip
+    _downloads(frame, prov, u)
+    if report is not None:
+        title = f"Error map — slot {slot}, {labels[metric]}, ε = {epsilon:g} ({mechanism})"
+
+        def figure():
+            return charts.handout_map(
+                base, styled, scale, classes=classes, title=title, trust_words=words
+            )
+
+        report(
+            title=title,
+            parameters={
+                "slot": slot,
+                "colour by": labels[metric],
+                "ε per hexagon": f"{epsilon:g}",
+                "mechanism": mechanism,
+                "noise measure": noise_measure,
+                "target": f"±{target:g} {u.value}",
+                "colour scale": "fixed" if scale.fixed else "automatic",
+                "U": f"{spec.upper:g} {u.value}",
+            },
+            figure=figure,
+            texts=[readout, *(words or [])],
+            file_name=downloads.file_name("error-map", prov, ext="html"),
+        )
+
+
+def _base_texts(base) -> dict[str, list[str]]:
+    return {c: base[c].tolist() for c in ("users_text", "records_text", "true_text")}
+
+
+def download_table(frame, u):
+    """The error table as downloaded: speed columns say their unit in the header."""
+    return downloads.with_units(
+        frame, u, values=["true_mean", "worst_case_error", "target", "noisy_release"]
+    )
+
+
+def csv_file(frame, prov, u) -> bytes:
+    """The error map as CSV: one row per hexagon and the provenance columns."""
+    return downloads.csv_bytes(download_table(frame, u), prov)
+
+
+def geojson_file(frame, prov, u) -> bytes:
+    """The error map as GeoJSON: hexagon polygons with the CSV's columns as properties."""
+    table = downloads.with_provenance(download_table(frame, u), prov)
+    return json.dumps(hexagon_geojson(table), allow_nan=False).encode("utf-8")
+
+
+def _downloads(frame, prov, u) -> None:
+    csv_name = downloads.file_name("error-map", prov)
+    geo_name = downloads.file_name("error-map", prov, ext="geojson")
+    c = st.columns(2)
+    c[0].download_button(
+        "Download the error map (CSV)",
+        data=lambda: csv_file(frame, prov, u),
+        file_name=csv_name,
+        mime="text/csv",
+        key="download_map_errors_csv",
+        icon=":material/download:",
+        on_click="ignore",
+        help=f"One row per hexagon with the provenance columns; saved as {csv_name}",
+    )
+    c[1].download_button(
+        "Download the error map (GeoJSON)",
+        data=lambda: geojson_file(frame, prov, u),
+        file_name=geo_name,
+        mime="application/geo+json",
+        key="download_map_errors_geojson",
+        icon=":material/download:",
+        on_click="ignore",
+        help=f"Hexagon polygons with the same properties; saved as {geo_name}",
+    )
+
+
+def _plain_map(spec, slot, metric, labels, u, *, selected_cell, basemap) -> None:
+    """Records, users or true mean: the Map as before (:func:`maps.hexagon_map`)."""
+    ss = st.session_state
+    cells = compute.slot_cells(spec, slot)
+    hexmap = maps.hexagon_map(
+        cells,
+        value_col=metric,
+        value_label=labels[metric],
+        tooltip_cols={"records": "records", "users": u.users, "true_mean": labels["true_mean"]},
+        selected_cell=selected_cell,
+        density=compute.cell_density(spec),
+        basemap=basemap,
+        pick_token=int(ss.get(state.MAP_CLICKS, 0)),
+    )
+    st.pydeck_chart(
+        hexmap.deck,
+        on_select=_on_map_select,
+        selection_mode="single-object",
+        key=state.MAP_DECK,
+        height=maps.MAP_HEIGHT_PX,
+        alt=f"Map of {len(cells)} hexagons in slot {slot}, coloured by {labels[metric]}",
+    )
+    st.caption(f"{hexmap.scale.caption()} {maps.ZOOM_HELP}")
+    ui.chart(figures.legend_bar(hexmap.legend, title=labels[metric]), key="map_legend")
+    if len(cells) == 1:
+        st.info(
+            "Only one hexagon has records in this slot: the map has nothing to compare it with.",
+            icon=":material/info:",
+        )
+    elif cells[metric].nunique(dropna=True) == 1:
+        st.info(
+            f"Every hexagon of this slot has the same {labels[metric]}, so they share one colour.",
+            icon=":material/info:",
+        )
+
+
+# --------------------------------------------------------------------------------------------
+# Split view
+
+
+SPLIT_LABELS = {"epsilon": "ε A vs ε B", "mechanism": "mechanism A vs B", "rule": "two m_UB rules"}
+SHOW_LABELS = {"sides": "side by side (linked)", "difference": "difference B − A"}
+
+
+def sides() -> tuple[tuple[float, str], tuple[float, str]]:
+    """(ε, mechanism) of side A and side B from the split mode and the shared values."""
+    ss = st.session_state
+    eps, mech = float(ss[state.EPSILON]), str(ss[state.MECHANISM])
+    mode = str(ss[ms.SPLIT_MODE])
+    if mode == "epsilon":
+        return (eps, mech), (float(ss[ms.EPSILON_B]), mech)
+    if mode == "mechanism":
+        return (eps, mech), (eps, str(ss[ms.MECHANISM_B]))
+    return (eps, str(ss[ms.RULE_A])), (eps, str(ss[ms.RULE_B]))
+
+
+@st.fragment
+def split_view(spec: DataSpec, slot: str) -> None:
+    """Two settings side by side: one Deck, two linked views; or their difference map."""
+    ss = st.session_state
+    u = units.current()
+    st.toggle(
+        "Two settings side by side",
+        key=ms.SPLIT,
+        help="What doubling ε buys, or another mechanism or m_UB rule: two maps of the error at "
+        "ε that pan and zoom together, and the share within target of each.",
+    )
+    if not ss[ms.SPLIT]:
+        return
+    c = st.columns([2, 2, 2])
+    c[0].radio(
+        "Compare",
+        options=list(ms.SPLIT_MODES),
+        format_func=SPLIT_LABELS.__getitem__,
+        key=ms.SPLIT_MODE,
+    )
+    mode = str(ss[ms.SPLIT_MODE])
+    with c[1]:
+        if mode == "epsilon":
+            st.select_slider(
+                "ε of B (A uses the map's ε)",
+                options=ms.stops_with(float(ss[ms.EPSILON_B])),
+                key=ms.EPSILON_B,
+                format_func=lambda e: f"{e:g}",
+            )
+        elif mode == "mechanism":
+            st.selectbox(
+                "Mechanism of B (A uses the map's)",
+                options=list(ms.MECHANISMS),
+                format_func=_mechanism_label,
+                key=ms.MECHANISM_B,
+            )
+        else:
+            st.selectbox("m_UB rule of A", list(ms.RULES), format_func=ms.RULES.get, key=ms.RULE_A)
+            st.selectbox("m_UB rule of B", list(ms.RULES), format_func=ms.RULES.get, key=ms.RULE_B)
+    c[2].radio(
+        "Show", options=list(ms.SPLIT_SHOWS), format_func=SHOW_LABELS.__getitem__, key=ms.SPLIT_SHOW
+    )
+    target = float(ss[state.TARGET] or 0.0)
+    if target <= 0:
+        st.info("Set a target error above 0 (on the map above).", icon=":material/info:")
+        return
+    noise_measure = str(ss.get(state.NOISE_MEASURE) or "mean")
+    with st.spinner("Every hexagon's error staircase (once per slot)…"):
+        mc.table(spec, slot, noise_measure)
+    base = mc.base(spec, slot)
+    (eps_a, mech_a), (eps_b, mech_b) = sides()
+    at_a = mc.errors_at(spec, slot, noise_measure, mech_a, eps_a)
+    at_b = mc.errors_at(spec, slot, noise_measure, mech_b, eps_b)
+    sh_a = mc.shown("error", at_a, base, target=target, upper=spec.upper)
+    sh_b = mc.shown("error", at_b, base, target=target, upper=spec.upper)
+    names = {"A": f"ε = {eps_a:g}, {mech_a}", "B": f"ε = {eps_b:g}, {mech_b}"}
+    cols = st.columns(2)
+    for col, side, sh in ((cols[0], "A", sh_a), (cols[1], "B", sh_b)):
+        w = sh.within
+        col.metric(
+            f"{side}: {names[side]} — hexagons within ±{target:g} {u.value}",
+            f"{w.share_hexagons:.0%}",
+            help=f"{w.within:,} of {w.hexagons:,} hexagons; {w.share_records:.0%} of records.",
+        )
+    texts = _base_texts(base)
+    if ss[ms.SPLIT_SHOW] == "sides":
+        scale = layers.error_scale(target, u)
+        rows = []
+        for sh in (sh_a, sh_b):
+            styled = layers.style(sh.values, scale, sh.classes)
+            rows.append(
+                layers.records(base, styled, {**texts, **_texts("error", sh.values, sh, u)})
+            )
+        view, _ = mc.view(spec, slot, MAP_WIDTH_PX // 2)
+        deck = layers.split_deck(
+            rows[0],
+            rows[1],
+            view,
+            tooltip_spec=layers.tooltip(metric_labels(u)["error"], u),
+            density=mc.density(spec),
+        )
+        st.pydeck_chart(
+            deck,
+            key="map_split_deck",
+            height=maps.MAP_HEIGHT_PX,
+            alt=f"Two linked maps of the error at ε: A ({names['A']}) left, B ({names['B']}) right",
+        )
+        st.caption(f"Left A ({names['A']}), right B ({names['B']}): drag either to pan both.")
+        ui.chart(charts.legend(scale), key="map_split_legend")
+    else:
+        scale = layers.difference_scale(target, u)
+        diff = sh_b.error - sh_a.error
+        styled = layers.style(diff, scale, None)
+        value_text = [f"{d:+,.2f} {u.value}" for d in diff]
+        rows_d = layers.records(
+            base,
+            styled,
+            {**texts, **_texts("error", sh_b.values, sh_b, u), "value_text": value_text},
+        )
+        view, _ = mc.view(spec, slot, MAP_WIDTH_PX)
+        deck = layers.error_deck(
+            rows_d,
+            view,
+            tooltip_spec=layers.tooltip("error B − error A", u),
+            density=mc.density(spec),
+        )
+        st.pydeck_chart(
+            deck,
+            key="map_diff_deck",
+            height=maps.MAP_HEIGHT_PX,
+            alt=f"Difference of the error at ε, B ({names['B']}) minus A ({names['A']})",
+        )
+        ui.chart(charts.legend(scale), key="map_diff_legend")
+        better = int((diff < 0).sum())
+        st.caption(
+            f"B ({names['B']}) is more accurate in {better:,} of {diff.size:,} hexagons; the "
+            "tooltip shows B's error and the difference."
+        )
+
+
+# --------------------------------------------------------------------------------------------
+# Derived number
+
+
+@st.fragment
+def derived_view(spec: DataSpec, slot: str) -> None:
+    """The slot's (or chosen hexagons') mean from the released hexagon means, simulated."""
+    ss = st.session_state
+    u = units.current()
+    st.subheader("What a derived number costs")
+    base = mc.base(spec, slot)
+    order = base.sort_values("records", ascending=False, kind="stable")
+    records = dict(zip(order["cell"], order["records"], strict=True))
+    c = st.columns([4, 1, 1])
+    c[0].multiselect(
+        "Hexagons (none: the whole slot)",
+        options=list(records),
+        key=ms.DERIVED_CELLS,
+        format_func=lambda cell: f"{cell} — {int(records[cell]):,} records",
+        help="E.g. a corridor: the mean over these hexagons, weighted by their records.",
+    )
+    c[1].selectbox("Releases simulated", list(ms.DERIVED_RUN_OPTIONS), key=ms.DERIVED_RUNS)
+    eps, mech = float(ss[state.EPSILON]), str(ss[state.MECHANISM])
+    seed = int(ss.get(state.SEED) or 0)
+    chosen = [c for c in ss[ms.DERIVED_CELLS] if c in records]
+    hats = tuple(base.loc[base["cell"].isin(chosen), "hat"]) if chosen else None
+    params = (slot, mech, eps, int(ss[ms.DERIVED_RUNS]), seed, hats)
+    if c[2].button("Simulate", key="map_derived_go", icon=":material/casino:"):
+        ss[ms.DERIVED_ASKED] = params
+    if ss.get(ms.DERIVED_ASKED) != params:
+        st.caption(
+            f"Simulate {int(ss[ms.DERIVED_RUNS]):,} releases of every chosen hexagon at ε = "
+            f"{eps:g} ({mech}, seed {seed}) and see how far the derived mean lands from the truth."
+        )
+        return
+    n = len(hats) if hats else len(base)
+    with st.spinner(f"{int(ss[ms.DERIVED_RUNS]):,} releases of {n:,} hexagons…"):
+        d = mc.derived_mean(spec, slot, mech, eps, int(ss[ms.DERIVED_RUNS]), seed, hats)
+    what = "mean of the chosen hexagons" if hats else f"city-wide mean of slot {slot}"
+    m = st.columns(3)
+    m[0].metric(f"True {what} ({u.value})", f"{d.true_value:,.2f}")
+    m[1].metric(f"{d.level:.0%} of releases land in", f"{d.low:,.2f} – {d.high:,.2f}")
+    m[2].metric(f"{d.level:.0%} of releases within", f"±{d.error_quantile:,.2f} {u.value}")
+    sentence = d.sentence(u.value, what)
+    st.write(sentence)
+    shown.add_text(sentence)

@@ -1,0 +1,110 @@
+"""Session-state keys of the Map page's error views (all prefixed ``map_``).
+
+ε, the mechanism and the planning target are *shared* (:data:`dashboard.common.state.EPSILON`,
+``MECHANISM``, ``TARGET``): One hexagon, Whole city and the Map show one value of each. The
+Map's widgets for them have their own keys and are bound to the shared ones
+(:func:`dashboard.common.state.mirror` before drawing, :func:`~dashboard.common.state.push` on
+change), so no page snaps the shared value to its own widget's stops.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import streamlit as st
+
+from core.plan import ANALYTIC_MECHANISMS
+from dashboard.common import state
+
+EPSILON = "map_epsilon"  # the slider bound to the shared ε
+MECHANISM = "map_mechanism"  # the select box bound to the shared mechanism
+TARGET = "map_target"  # the number box bound to the shared target
+AUTO_SCALE = "map_auto_scale"  # colour scale from the values shown instead of fixed
+SPLIT = "map_split"  # show the split view
+SPLIT_MODE = "map_split_mode"  # "epsilon" | "mechanism" | "rule"
+EPSILON_B = "map_epsilon_b"  # side B's ε (split by ε)
+MECHANISM_B = "map_mechanism_b"  # side B's mechanism (split by mechanism)
+RULE_A = "map_rule_a"  # the two m_UB rules (split by rule)
+RULE_B = "map_rule_b"
+SPLIT_SHOW = "map_split_show"  # "sides" | "difference"
+DERIVED_CELLS = "map_derived_cells"  # hexagons of the derived mean (empty: the whole slot)
+DERIVED_RUNS = "map_derived_runs"
+DERIVED_ASKED = "map_derived_asked"  # the parameters of the last simulation asked for
+APP_RERUN = "map_app_rerun"  # a map click changed the HAT: rerun the whole page
+
+MECHANISMS: tuple[str, ...] = ANALYTIC_MECHANISMS
+"""The mechanisms the error map offers: those with an analytic worst case (SPEC sections 3-4),
+so that moving ε is one vectorised lookup; the others need a simulation per hexagon."""
+RULES: dict[str, str] = {
+    "opt-arrayavg": "m^(ε), the error-optimal m_UB (opt-arrayavg)",
+    "arrayavg-best": "median count (arrayavg-best)",
+    "opt-arrayavg-convex": "m_UB^(O,2) (opt-arrayavg-convex)",
+}
+"""Two m_UB rules compared on the same BestFit arrays: the mechanisms that differ only in it."""
+SPLIT_MODES = ("epsilon", "mechanism", "rule")
+SPLIT_SHOWS = ("sides", "difference")
+EPSILON_STOPS = state.EPSILON_OPTIONS
+DERIVED_RUN_OPTIONS = (500, 2_000, 10_000)
+
+DEFAULTS: dict[str, Any] = {
+    AUTO_SCALE: False,
+    SPLIT: False,
+    SPLIT_MODE: "epsilon",
+    EPSILON_B: 2.0,
+    MECHANISM_B: "opt-bounding",
+    RULE_A: "opt-arrayavg",
+    RULE_B: "arrayavg-best",
+    SPLIT_SHOW: "sides",
+    DERIVED_CELLS: [],
+    DERIVED_RUNS: 2_000,
+    DERIVED_ASKED: None,
+    APP_RERUN: False,
+}
+WIDGETS: tuple[str, ...] = (
+    AUTO_SCALE, SPLIT, SPLIT_MODE, EPSILON_B, MECHANISM_B, RULE_A, RULE_B, SPLIT_SHOW,
+    DERIVED_RUNS,
+)  # fmt: skip
+
+
+def stops_with(epsilon: float, stops=EPSILON_STOPS) -> list[float]:
+    """The slider's stops with ``epsilon`` among them (an ε typed on One hexagon stays exact).
+
+    >>> stops_with(0.51)[9:12]
+    [0.4, 0.5, 0.51]
+    """
+    return sorted({*map(float, stops), float(epsilon)})
+
+
+def init() -> None:
+    """Defaults of the Map's keys, kept across pages; the bound widgets set from the shared
+    values. Call at the top of the page, after :func:`dashboard.common.state.init`."""
+    ss = st.session_state
+    for key, value in DEFAULTS.items():
+        if key not in ss:
+            ss[key] = list(value) if isinstance(value, list) else value
+    for key in WIDGETS:
+        ss[key] = ss[key]
+    if ss.get(state.MECHANISM) not in MECHANISMS:
+        ss[state.MECHANISM] = "opt-arrayavg"
+    bind()
+
+
+def bind() -> None:
+    """Set the Map's ε, mechanism and target widgets from the shared values."""
+    state.mirror(EPSILON, state.EPSILON)
+    state.mirror(MECHANISM, state.MECHANISM)
+    state.mirror(TARGET, state.TARGET)
+
+
+def on_epsilon() -> None:
+    state.push(EPSILON, state.EPSILON)
+
+
+def on_mechanism() -> None:
+    state.push(MECHANISM, state.MECHANISM)
+
+
+def on_target() -> None:
+    value = st.session_state[TARGET]
+    if value is not None and value > 0:
+        state.push(TARGET, state.TARGET)

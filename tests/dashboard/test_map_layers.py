@@ -1,0 +1,166 @@
+"""The error map's builders as data: fixed colour scales, the dimmed set, legend text with
+units, the split view's one Deck with two views sharing one view state, the handout figure."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import h3
+import numpy as np
+import pandas as pd
+import pytest
+
+from core.citywide import derived, errors
+from core.citywide.gridset import busiest_slot, grid_set
+from core.data import load_demo, prepare
+from dashboard.common import maps
+from dashboard.common.units import Units
+from dashboard.map import charts, layers
+
+U = 65.0
+KNOTS = Units(value="knots", user="ship")
+
+
+@pytest.fixture(scope="module")
+def demo_slot():
+    summaries = prepare(load_demo()).summaries
+    g = grid_set(summaries, slot=busiest_slot(summaries))
+    table = errors.error_table(g, upper=U)
+    cells = [str(c) for c in g.cells]
+    base = pd.DataFrame(
+        {
+            "cell": cells,
+            "pos": [maps.centre(c) for c in cells],
+            "records": table.records,
+            "users_text": [str(v) for v in table.users],
+            "records_text": [str(v) for v in table.records],
+            "true_text": ["1.00"] * len(cells),
+        }
+    )
+    return table, base
+
+
+def test_error_scale_is_fixed_while_epsilon_moves_and_colours_follow_the_error(demo_slot):
+    table, _ = demo_slot
+    scale = layers.error_scale(5.0, KNOTS)
+    assert scale.edges == (0.0, 1.25, 2.5, 5.0, 10.0, 20.0, math.inf)
+    assert scale.fixed and scale.colors == maps.PALETTE
+    e1 = errors.errors_at(table, 0.5).total
+    e2 = errors.errors_at(table, 2.0).total
+    s1 = layers.style(e1, scale, None)
+    s2 = layers.style(e2, scale, None)
+    # the same error gets the same colour at both ε; a different bin gets a different colour
+    for s, e in ((s1, e1), (s2, e2)):
+        expected = np.array([maps.PALETTE[int(np.searchsorted(scale.edges[1:-1], v, "right"))]
+                             for v in e])  # fmt: skip
+        np.testing.assert_array_equal(s.fill[:, :3], expected)
+    assert (s1.bins != s2.bins).any()
+    assert (s2.bins <= s1.bins).all()  # more ε, never more error (opt-arrayavg's W is decreasing)
+
+
+def test_auto_scale_depends_on_the_values_and_says_so():
+    a = layers.auto_scale(np.array([1.0, 2.0, 3.0, 4.0]), title="t")
+    b = layers.auto_scale(np.array([10.0, 20.0, 30.0, 40.0]), title="t")
+    assert not a.fixed and a.edges != b.edges
+    assert "automatic" in charts.legend(a).layout.title.text
+    assert "automatic" not in charts.legend(layers.error_scale(5.0, KNOTS)).layout.title.text
+
+
+def test_dimmed_set_is_the_hexagons_over_target_with_their_outlines(demo_slot):
+    table, _ = demo_slot
+    at = errors.errors_at(table, 1.0)
+    classes = derived.trust_classes(at.total, target=5.0, upper=U)
+    assert {0, 1, 2} <= set(classes.tolist())  # the demo slot has all three at ε = 1
+    styled = layers.style(at.total, layers.error_scale(5.0, KNOTS), classes)
+    np.testing.assert_array_equal(styled.dimmed(), np.flatnonzero(classes != 0))
+    over, none = classes == 1, classes == 2
+    assert (styled.line[over, :3] == layers.OVER_OUTLINE).all()
+    assert (styled.line[none, :3] == layers.NO_USE_OUTLINE).all()
+    assert (styled.width[classes != 0] == layers.OUTLINE_PX).all()
+    assert (styled.width[classes == 0] == 1).all()
+    assert (styled.fill[classes == 0, 3] == maps.FILL_ALPHA).all()
+
+
+def test_legend_text_carries_the_units_and_counts():
+    scale = layers.error_scale(2.0, KNOTS)
+    assert scale.labels[0] == "0.00 – 0.50 knots" and scale.labels[-1] == "≥ 8.00 knots"
+    assert "knots" in scale.title
+    assert [e.label for e in scale.legend()] == list(scale.labels)
+    words = layers.trust_legend(np.array([0, 1, 1, 2]), 2.0, 30.0, KNOTS)
+    assert words[0].startswith("Faded, orange outline: over target — 2 hexagons")
+    assert "±2 knots" in words[0]
+    assert "1 hexagon with too few ships" in words[1] and "U/2 = 15 knots" in words[1]
+    assert layers.relative_scale().labels[:2] == ("0 – 2.5%", "2.5 – 5%")
+    assert layers.value_scale(30.0, KNOTS).labels[-1] == "25.0 – 30.0 knots"
+    assert layers.difference_scale(4.0, KNOTS).labels[0] == "B better by > 4.00 knots"
+    tip = layers.tooltip("error at ε (knots)", KNOTS)["text"]
+    for word in ("ships: {users_text}", "records: {records_text}", "m_UB: {m_ub_text}",
+                 "worst-case error: {error_text}", "true mean: {true_text}"):  # fmt: skip
+        assert word in tip
+
+
+def test_split_deck_has_two_views_sharing_one_view_state(demo_slot):
+    table, base = demo_slot
+    scale = layers.error_scale(5.0, KNOTS)
+    texts = {"value_text": ["x"] * len(base)}
+    rows = [
+        layers.records(base, layers.style(errors.errors_at(table, e).total, scale, None), texts)
+        for e in (0.5, 2.0)
+    ]
+    view, _ = maps.fit_view(base["cell"].tolist(), width_px=380)
+    deck = layers.split_deck(rows[0], rows[1], view, tooltip_spec={"text": "{value_text}"})
+    spec = json.loads(deck.to_json())
+    assert [v["id"] for v in spec["views"]] == ["a", "b"]
+    assert all(v["@@type"] == "MapView" and v["controller"] for v in spec["views"])
+    assert spec["views"][0]["x"] == "0%" and spec["views"][1]["x"] == "50.5%"
+    # one view state, not keyed by view id: both views read it, so a pan moves both
+    assert set(spec["initialViewState"]) >= {"latitude", "longitude", "zoom"}
+    assert "a" not in spec["initialViewState"] and "b" not in spec["initialViewState"]
+    assert spec["layerFilter"] == "@@=layer.id[0] == viewport.id"
+    ids = [layer["id"] for layer in spec["layers"]]
+    assert ids == ["a-hexagons", "a-hexagons-points", "b-hexagons", "b-hexagons-points"]
+    fills = [
+        [r["fill"] for r in layer["data"]]
+        for layer in spec["layers"]
+        if layer["@@type"] == "H3HexagonLayer"
+    ]
+    assert fills[0] != fills[1]  # the two sides differ
+
+
+def test_error_deck_layers_carry_per_hexagon_outlines(demo_slot):
+    table, base = demo_slot
+    at = errors.errors_at(table, 1.0)
+    classes = derived.trust_classes(at.total, target=5.0, upper=U)
+    styled = layers.style(at.total, layers.error_scale(5.0, KNOTS), classes)
+    rows = layers.records(base, styled, {"value_text": ["v"] * len(base)})
+    view, _ = maps.fit_view(base["cell"].tolist())
+    spec = json.loads(
+        layers.error_deck(rows, view, tooltip_spec={"text": ""}, selected_cell=rows[0]["cell"],
+                          pick_token=3).to_json()
+    )  # fmt: skip
+    hexes = next(x for x in spec["layers"] if x["id"] == "hexagons-3")
+    assert hexes["getLineColor"] == "@@=line" and hexes["getLineWidth"] == "@@=lw"
+    assert [r["lw"] for r in hexes["data"]] == styled.width.tolist()
+    assert spec["layers"][-1]["id"] == maps.SELECTED_LAYER_ID
+
+
+def test_handout_map_has_one_trace_per_colour_and_the_dimmed_classes(demo_slot):
+    table, base = demo_slot
+    at = errors.errors_at(table, 1.0)
+    classes = derived.trust_classes(at.total, target=5.0, upper=U)
+    scale = layers.error_scale(5.0, KNOTS)
+    styled = layers.style(at.total, scale, classes)
+    words = layers.trust_legend(classes, 5.0, U, KNOTS)
+    fig = charts.handout_map(base, styled, scale, classes=classes, title="T", trust_words=words)
+    names = [t.name for t in fig.data]
+    assert "Faded, orange outline: over target" in names
+    assert "Faded, dark grey outline: no useful release" in names
+    assert set(names) - set(scale.labels) <= {
+        "Faded, orange outline: over target",
+        "Faded, dark grey outline: no useful release",
+    }
+    n_rings = sum(sum(1 for v in t.x if v is None) for t in fig.data)
+    assert n_rings == len(base)  # every hexagon drawn once
+    first = base["cell"].iloc[0]
+    assert h3.is_valid_cell(first)
