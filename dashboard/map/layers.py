@@ -4,8 +4,8 @@ Colour scales are **fixed** while ε moves, so a change of colour is a change of
 scale is anchored on the planning target X (bins 0, X/4, X/2, X, 2X, 4X, above), the relative
 error on fixed percentages, a noisy release on [0, U]; :func:`auto_scale` (quantile bins of the
 values shown, the other maps' scale) is the toggle's alternative. Hexagons over target, and those
-with no useful release (error ≥ U/2: too few users for this ε), are drawn apart: faded fill and a
-coloured outline, each named in the legend with its count.
+with no useful release (error ≥ U/2: too few users for this ε), are drawn apart: faded fill (the
+colour mixed with white) and a coloured outline, each named in the legend with its count.
 
 The split view is **one** Deck with two MapViews side by side (deck.gl's views, ``x``/``width``
 in percent) and one view state that is not keyed by view id, so both views read it and a pan or
@@ -37,9 +37,9 @@ from dashboard.common.units import Units
 WITHIN_COLOR = (42, 120, 142)  # the palette's teal: within target
 OVER_OUTLINE = (230, 97, 1)  # orange outline: over target
 NO_USE_OUTLINE = (60, 60, 60)  # dark grey outline: no useful release
-NO_USE_FILL = (190, 190, 190)
-OVER_ALPHA = 90  # faded
-NO_USE_ALPHA = 70
+NO_USE_FILL = (225, 225, 225)
+FADE = 0.35  # a faded hexagon keeps this share of its colour, the rest is white (opaque, so
+# its centre dot, drawn in the same colour, stays invisible inside it)
 OUTLINE_PX = 2.5
 CATEGORY_COLORS = (WITHIN_COLOR, OVER_OUTLINE, NO_USE_FILL)
 """Fill of each trust class on the 'within target' map."""
@@ -214,16 +214,18 @@ def auto_scale(values: np.ndarray, *, title: str) -> ColourScale:
 
 @dataclass(frozen=True, kw_only=True)
 class Styled:
-    """Per-hexagon drawing: fill (H, 4) and outline (H, 4) RGBA, outline width (H,) in px."""
+    """Per-hexagon drawing: fill (H, 4) and outline (H, 4) RGBA, outline width (H,) in px,
+    the colour bin (H,) and whether the hexagon is faded (H,)."""
 
     fill: np.ndarray
     line: np.ndarray
     width: np.ndarray
     bins: np.ndarray
+    faded: np.ndarray
 
     def dimmed(self) -> np.ndarray:
         """Indices of the hexagons drawn faded (over target or no useful release)."""
-        return np.flatnonzero(self.fill[:, 3] < maps.FILL_ALPHA)
+        return np.flatnonzero(self.faded)
 
 
 def style(values: np.ndarray, scale: ColourScale, classes: np.ndarray | None) -> Styled:
@@ -241,23 +243,24 @@ def style(values: np.ndarray, scale: ColourScale, classes: np.ndarray | None) ->
     fill[:, 3] = maps.FILL_ALPHA
     line = np.tile(np.array([255, 255, 255, 140], dtype=np.int64), (n, 1))
     width = np.ones(n)
+    faded = np.zeros(n, dtype=bool)
     if classes is not None:
         classes = np.asarray(classes)
         over, no_use = classes == 1, classes == 2
-        fill[over, 3] = OVER_ALPHA
+        fill[over, :3] = np.rint(FADE * fill[over, :3] + (1 - FADE) * 255).astype(np.int64)
         line[over] = [*OVER_OUTLINE, 255]
-        width[over] = OUTLINE_PX
-        fill[no_use] = [*NO_USE_FILL, NO_USE_ALPHA]
+        fill[no_use, :3] = NO_USE_FILL
         line[no_use] = [*NO_USE_OUTLINE, 255]
-        width[no_use] = OUTLINE_PX
-    return Styled(fill=fill, line=line, width=width, bins=bins)
+        faded = over | no_use
+        width[faded] = OUTLINE_PX
+    return Styled(fill=fill, line=line, width=width, bins=bins, faded=faded)
 
 
 def trust_legend(classes: np.ndarray, target: float, upper: float, units: Units) -> list[str]:
     """The legend's words for the hexagons drawn apart, with their counts.
 
     >>> trust_legend(np.array([0, 1, 2, 2]), 2.0, 65.0, Units())[1][:61]
-    'Faded, dark grey outline: no useful release — 2 hexagons with'
+    'Pale grey, dark grey outline: no useful release — 2 hexagons '
     """
     classes = np.asarray(classes)
     n_over, n_none = int((classes == 1).sum()), int((classes == 2).sum())
@@ -265,7 +268,7 @@ def trust_legend(classes: np.ndarray, target: float, upper: float, units: Units)
     return [
         f"Faded, orange outline: over target — {n_over:,} hexagon{'s' * (n_over != 1)} whose "
         f"error exceeds ±{target:g} {units.value}",
-        f"Faded, dark grey outline: no useful release — {n_none:,} hexagon"
+        f"Pale grey, dark grey outline: no useful release — {n_none:,} hexagon"
         f"{'s' * (n_none != 1)} with too few {units.users} for this ε (error ≥ U/2 = {half} "
         f"{units.value}, no better than publishing {half} without the data)",
     ]
@@ -292,7 +295,7 @@ def hexagon_layers(rows: list[dict], *, layer_id: str, pickable: bool) -> list[p
     if not rows:
         return []
     edge_m = float(h3.average_hexagon_edge_length(h3.get_resolution(rows[0]["cell"]), "m"))
-    return [
+    out = [
         pdk.Layer(
             "H3HexagonLayer",
             data=rows,
@@ -301,7 +304,6 @@ def hexagon_layers(rows: list[dict], *, layer_id: str, pickable: bool) -> list[p
             get_fill_color="fill",
             get_line_color="line",
             get_line_width="lw",
-            line_width_units="pixels",
             stroked=True,
             filled=True,
             extruded=False,
@@ -316,7 +318,6 @@ def hexagon_layers(rows: list[dict], *, layer_id: str, pickable: bool) -> list[p
             get_fill_color="fill",
             get_line_color="line",
             get_line_width="lw",
-            line_width_units="pixels",
             get_radius=0.8 * edge_m,
             radius_min_pixels=maps.MIN_POINT_PIXELS,
             stroked=True,
@@ -324,6 +325,11 @@ def hexagon_layers(rows: list[dict], *, layer_id: str, pickable: bool) -> list[p
             pickable=pickable,
         ),
     ]
+    for layer in out:
+        # Set after construction: pydeck turns every string keyword into an accessor
+        # ("@@=pixels"), which deck.gl then reads as a function, not as the units.
+        layer.line_width_units = "pixels"
+    return out
 
 
 def selected_layer(cell: str, layer_id: str = maps.SELECTED_LAYER_ID) -> pdk.Layer:
@@ -349,7 +355,7 @@ TOOLTIP_LINES = (
     ("records_text", "records"),
     ("m_ub_text", "m_UB"),
     ("error_text", "worst-case error"),
-    ("true_text", "true mean"),
+    ("true_text", "true mean ({unit})"),
     ("class_text", "trust"),
 )
 
@@ -357,7 +363,10 @@ TOOLTIP_LINES = (
 def tooltip(value_label: str, units: Units, *, prefix: str = "") -> dict:
     """The tooltip: users, records, m_UB, error and true mean with units (and the value shown)."""
     names = {"{value}": value_label, "{users}": units.users}
-    lines = [f"{prefix}{names.get(label, label)}: {{{col}}}" for col, label in TOOLTIP_LINES]
+    lines = [
+        f"{prefix}{names.get(label, label).replace('{unit}', units.value)}: {{{col}}}"
+        for col, label in TOOLTIP_LINES
+    ]
     return {"text": "\n".join(lines)}
 
 

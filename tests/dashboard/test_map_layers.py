@@ -79,7 +79,11 @@ def test_dimmed_set_is_the_hexagons_over_target_with_their_outlines(demo_slot):
     assert (styled.line[none, :3] == layers.NO_USE_OUTLINE).all()
     assert (styled.width[classes != 0] == layers.OUTLINE_PX).all()
     assert (styled.width[classes == 0] == 1).all()
-    assert (styled.fill[classes == 0, 3] == maps.FILL_ALPHA).all()
+    assert (styled.fill[:, 3] == maps.FILL_ALPHA).all()  # opaque: the dots stay hidden
+    plain = layers.style(at.total, layers.error_scale(5.0, KNOTS), None)
+    np.testing.assert_array_equal(styled.fill[classes == 0], plain.fill[classes == 0])
+    assert (styled.fill[over, :3] > plain.fill[over, :3]).all()  # mixed with white: paler
+    assert (styled.fill[none, :3] == layers.NO_USE_FILL).all()
 
 
 def test_legend_text_carries_the_units_and_counts():
@@ -96,7 +100,7 @@ def test_legend_text_carries_the_units_and_counts():
     assert layers.difference_scale(4.0, KNOTS).labels[0] == "B better by > 4.00 knots"
     tip = layers.tooltip("error at ε (knots)", KNOTS)["text"]
     for word in ("ships: {users_text}", "records: {records_text}", "m_UB: {m_ub_text}",
-                 "worst-case error: {error_text}", "true mean: {true_text}"):  # fmt: skip
+                 "worst-case error: {error_text}", "true mean (knots): {true_text}"):  # fmt: skip
         assert word in tip
 
 
@@ -141,6 +145,7 @@ def test_error_deck_layers_carry_per_hexagon_outlines(demo_slot):
     )  # fmt: skip
     hexes = next(x for x in spec["layers"] if x["id"] == "hexagons-3")
     assert hexes["getLineColor"] == "@@=line" and hexes["getLineWidth"] == "@@=lw"
+    assert hexes["lineWidthUnits"] == "pixels"  # a plain string, not an accessor
     assert [r["lw"] for r in hexes["data"]] == styled.width.tolist()
     assert spec["layers"][-1]["id"] == maps.SELECTED_LAYER_ID
 
@@ -155,10 +160,10 @@ def test_handout_map_has_one_trace_per_colour_and_the_dimmed_classes(demo_slot):
     fig = charts.handout_map(base, styled, scale, classes=classes, title="T", trust_words=words)
     names = [t.name for t in fig.data]
     assert "Faded, orange outline: over target" in names
-    assert "Faded, dark grey outline: no useful release" in names
+    assert "Pale grey, dark grey outline: no useful release" in names
     assert set(names) - set(scale.labels) <= {
         "Faded, orange outline: over target",
-        "Faded, dark grey outline: no useful release",
+        "Pale grey, dark grey outline: no useful release",
     }
     n_rings = sum(sum(1 for v in t.x if v is None) for t in fig.data)
     assert n_rings == len(base)  # every hexagon drawn once
