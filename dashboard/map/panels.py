@@ -233,7 +233,7 @@ def map_view(
     )
     shown.add_text(readout)
     st.caption(f"{map_scale.caption()} {maps.ZOOM_HELP}")
-    ui.chart(charts.legend(scale), key="map_legend")
+    ui.chart(charts.legend(scale, title=labels[metric]), key="map_legend")  # names the colouring
     if classes is not None:
         words = layers.trust_legend(sh.classes, target, spec.upper, u)
         st.markdown("\n".join(f"- {w}" for w in words))

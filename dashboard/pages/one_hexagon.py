@@ -75,6 +75,12 @@ def _on_target(spec: DataSpec, label: str) -> None:
         hs.set_epsilon(p.epsilon)
 
 
+def _on_target_mechanism(spec: DataSpec, label: str) -> None:
+    """The plan's mechanism is the shared one (the Map's and Whole city's): write it back."""
+    state.push(hs.TARGET_MECHANISM, state.MECHANISM)
+    _on_target(spec, label)
+
+
 def _plan_note(p, units: Units) -> str | None:
     """One line on a plan that did not set ε exactly (out of the page's range, unreachable…)."""
     u = units.value
@@ -258,12 +264,14 @@ def view(spec: DataSpec) -> None:
                 help="ε is set to the smallest ε whose worst-case error (of the mechanism below) "
                 "is at most this target (core.plan); the ±X band follows.",
             )
+            if ss.get(state.MECHANISM) in TARGET_MECHANISMS:  # one mechanism for every view
+                state.mirror(hs.TARGET_MECHANISM, state.MECHANISM)
             st.selectbox(
                 "for",
                 options=list(TARGET_MECHANISMS),
                 key=hs.TARGET_MECHANISM,
                 format_func=lambda n: MECHANISMS[n].title,
-                on_change=_on_target,
+                on_change=_on_target_mechanism,
                 args=(spec, hat),
             )
             st.multiselect(

@@ -19,6 +19,7 @@ from core.data import hat_table, load_demo, prepare
 from dashboard.city import state as cs
 from dashboard.common import downloads, state
 from dashboard.common.units import Units
+from dashboard.hexagon import state as hs
 from dashboard.map import panels
 from dashboard.map import state as ms
 
@@ -26,6 +27,7 @@ ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app.py")
 MAP = "dashboard/pages/hexagon_map.py"
 CITY = "dashboard/pages/city.py"
+ONE = "dashboard/pages/one_hexagon.py"
 TIMEOUT = 180
 U = 65.0
 
@@ -124,6 +126,14 @@ def test_mechanism_and_target_are_shared_with_whole_city(demo):
     _ok(at)
     assert at.select_slider(key=ms.EPSILON).value == 2.0
     assert at.selectbox(key=ms.MECHANISM).value == "baseline"
+    at.switch_page(ONE).run()
+    assert not at.exception
+    assert at.selectbox(key=hs.TARGET_MECHANISM).value == "baseline"
+    assert at.session_state[state.EPSILON] == 2.0
+    at.selectbox(key=hs.TARGET_MECHANISM).set_value("arrayavg-best").run()
+    at.switch_page(MAP).run()
+    _ok(at)
+    assert at.selectbox(key=ms.MECHANISM).value == "arrayavg-best"
 
 
 def test_every_error_colouring_runs_and_the_release_is_cores(demo):
