@@ -274,7 +274,7 @@ def trust_legend(classes: np.ndarray, target: float, upper: float, units: Units)
     ]
 
 
-def records(base: pd.DataFrame, styled: Styled, texts: dict[str, list[str]]) -> list[dict]:
+def records(base: pd.DataFrame, styled: Styled, texts: dict) -> list[dict]:
     """Layer rows: ``base``'s cell and pos, the styling, and tooltip texts (column-wise)."""
     frame = pd.DataFrame(
         {

@@ -120,18 +120,23 @@ def _scale(metric: str, values: np.ndarray, target: float, upper: float, u, auto
     return layers.value_scale(upper, u)
 
 
-def _texts(metric: str, values, sh: mc.Shown, u) -> dict[str, list[str]]:
+def _texts(metric: str, values, sh: mc.Shown, u) -> dict[str, np.ndarray]:
+    """Tooltip texts of every hexagon, formatted array-wise (numpy's ``char.mod``)."""
+    labels = np.array(TRUST_LABELS)
+    values = np.asarray(values, dtype=float)
     if metric == "relative_error":
-        value_text = [f"{100 * v:.1f} %" if np.isfinite(v) else "–" for v in values]
+        value_text = np.where(
+            np.isfinite(values), np.char.mod("%.1f %%", 100 * np.nan_to_num(values)), "–"
+        )
     elif metric == "within_target":
-        value_text = [TRUST_LABELS[int(k)] for k in sh.classes]
+        value_text = labels[sh.classes]
     else:
-        value_text = [f"{v:,.2f} {u.value}" for v in values]
+        value_text = np.char.add(np.char.mod("%.2f", values), f" {u.value}")
     return {
         "value_text": value_text,
-        "m_ub_text": [str(int(m)) if m >= 0 else "–" for m in sh.m_ub],
-        "error_text": [f"±{e:,.2f} {u.value}" for e in sh.error],
-        "class_text": [TRUST_LABELS[int(k)] for k in sh.classes],
+        "m_ub_text": np.where(sh.m_ub >= 0, sh.m_ub.astype(str), "–"),
+        "error_text": np.char.add(np.char.mod("±%.2f", sh.error), f" {u.value}"),
+        "class_text": labels[sh.classes],
     }
 
 
@@ -271,8 +276,8 @@ def map_view(
         )
 
 
-def _base_texts(base) -> dict[str, list[str]]:
-    return {c: base[c].tolist() for c in ("users_text", "records_text", "true_text")}
+def _base_texts(base) -> dict[str, np.ndarray]:
+    return {c: base[c].to_numpy() for c in ("users_text", "records_text", "true_text")}
 
 
 def download_table(frame, u):
@@ -468,7 +473,7 @@ def split_view(spec: DataSpec, slot: str) -> None:
         scale = layers.difference_scale(target, u)
         diff = sh_b.error - sh_a.error
         styled = layers.style(diff, scale, None)
-        value_text = [f"{d:+,.2f} {u.value}" for d in diff]
+        value_text = np.char.add(np.char.mod("%+.2f", diff), f" {u.value}")
         rows_d = layers.records(
             base,
             styled,
