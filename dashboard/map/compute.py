@@ -1,9 +1,11 @@
 """Cached calls into core for the error map (nothing mathematical here).
 
-Built once per (data, slot, noise measure) and kept as shared, read-only resources
-(``st.cache_resource``: the objects are never mutated, and a 10⁴-hexagon table is not copied on
-every ε step): the slot's grids, every hexagon's m^(ε) staircase
-(:func:`core.citywide.errors.error_table`), the release batch and the static per-hexagon columns.
+Built once per (data, slot, noise measure): the slot's grids, every hexagon's m^(ε) staircase
+(:func:`core.citywide.errors.error_table`) and the release batch are ``st.cache_data`` (core's
+classes, unpickled as the code now defines them: a shared object would outlive a reload of
+core's modules, and its class with it); the plain per-hexagon columns, the fitted view and the
+density layers are shared read-only resources (``st.cache_resource``: never mutated, not copied
+on every ε step).
 Moving ε then costs one :func:`core.citywide.errors.errors_at` lookup over all hexagons (no
 Python loop per hexagon) and, for the noisy release, one vectorised
 :func:`core.citywide.batch.release_all`. The derived mean is a Monte Carlo (cached by its
@@ -43,18 +45,18 @@ def slot_rows(spec: DataSpec, slot: str) -> pd.DataFrame:
     return select_grids(compute.prepared(spec).summaries, slot=slot)
 
 
-@_resource(max_entries=16)
+@_data(max_entries=16)
 def grids(spec: DataSpec, slot: str) -> GridSet:
     return GridSet.from_summaries(slot_rows(spec, slot))
 
 
-@_resource(max_entries=16)
+@_data(max_entries=16)
 def table(spec: DataSpec, slot: str, noise_measure: str) -> errors.ErrorTable:
     """Every hexagon's staircase for the slot (built once; the slow step)."""
     return errors.error_table(grids(spec, slot), upper=spec.upper, noise_measure=noise_measure)
 
 
-@_resource(max_entries=16)
+@_data(max_entries=16)
 def batch(spec: DataSpec, slot: str) -> HatBatch:
     return HatBatch.from_summaries(slot_rows(spec, slot), upper=spec.upper)
 
