@@ -26,7 +26,7 @@ def register(sub: Any, data: argparse.ArgumentParser, names: list[str]) -> None:
     p.add_argument(
         "--slot-filter",
         metavar="SLOT",
-        help="grids = all cells of this slot (default: the slot with the most records)",
+        help="grids = all cells of this slot (default: the busiest HAT's slot, as `hats` lists)",
     )
     p.add_argument("--day", metavar="YYYY-MM-DD", help="grids = all HATs of this day")
     mode = p.add_mutually_exclusive_group()
@@ -85,7 +85,7 @@ def run(args: argparse.Namespace) -> Any:
         target = common.output_path(args.output, force=args.force, suffixes=OUTPUT_SUFFIXES)
     summaries = common.prepared(args).summaries
     slot = args.slot_filter
-    if slot is None and args.day is None:  # all cells of the busiest slot (most records)
+    if slot is None and args.day is None:  # all cells of the busiest HAT's slot
         slot = gridset.busiest_slot(summaries)
     rows = gridset.select_grids(summaries, slot=slot, day=args.day)
     gs = gridset.GridSet.from_summaries(rows)

@@ -6,7 +6,15 @@ m, s, q) -> ``hat_table`` / ``hat_data``. ``load_demo`` gives the embedded demo 
 
 from core.data.config import HOUR_OF_DAY, ColumnMap, PrepConfig, slot_seconds
 from core.data.demo import load_demo
-from core.data.hats import HAT_TABLE_COLUMNS, hat_data, hat_means, hat_table, split_hat
+from core.data.hats import (
+    HAT_TABLE_COLUMNS,
+    busiest_hat,
+    busiest_slot,
+    hat_data,
+    hat_means,
+    hat_table,
+    split_hat,
+)
 from core.data.io import column_names, read_table
 from core.data.prepare import (
     SUMMARY_COLUMNS,
@@ -26,6 +34,8 @@ __all__ = [
     "PrepReport",
     "Prepared",
     "aggregate",
+    "busiest_hat",
+    "busiest_slot",
     "column_names",
     "hat_data",
     "hat_means",

@@ -1,9 +1,9 @@
 """Which HAT the pages show: ``state.HAT``, the one source of truth for the HAT *and* the slot.
 
 Every page reads the HAT from here and the current slot is the HAT's slot, so the Map, One
-hexagon and Whole city always show the same hexagon-hour. "Busiest" means one thing: the HAT
-(hexagon-hour) with the most records (``core.data.hat_table``'s first row), and the default slot
-is the busiest HAT's slot.
+hexagon and Whole city always show the same hexagon-hour. "Busiest" means one thing, defined in
+core (``core.data.busiest_hat`` and ``busiest_slot``, also the CLI's defaults): the HAT
+(hexagon-hour) with the most records, and the default slot is the busiest HAT's slot.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from core.data import busiest_hat
 from dashboard.common import compute, state
 from dashboard.common.compute import DataSpec
 
@@ -26,8 +27,8 @@ def current_hat(spec: DataSpec) -> str:
     """The selected HAT label, reset to the busiest HAT when unset or absent from this data."""
     ss = st.session_state
     table = compute.hats(spec)
-    if ss.get(state.HAT) is None or ss[state.HAT] not in set(table["hat"]):
-        ss[state.HAT] = str(table["hat"].iloc[0])
+    if ss.get(state.HAT) is None or not (table["hat"] == ss[state.HAT]).any():
+        ss[state.HAT] = busiest_hat(table)
     return str(ss[state.HAT])
 
 
@@ -47,7 +48,7 @@ def select_slot(spec: DataSpec, slot: str) -> None:
         return
     in_slot = table[table["slot"] == slot]
     if len(in_slot):
-        ss[state.HAT] = str(in_slot["hat"].iloc[0])
+        ss[state.HAT] = busiest_hat(in_slot)
 
 
 def picked_row(selection_state, layer_id: str) -> dict | None:

@@ -1,7 +1,7 @@
 import pandas as pd
 import pytest
 
-from core.data import hat_data, hat_table, split_hat
+from core.data import busiest_hat, busiest_slot, hat_data, hat_table, split_hat
 from core.errors import HexplorerError
 
 C1, C2 = "8742d9d69ffffff", "8742d98b4ffffff"
@@ -78,3 +78,23 @@ def test_hat_means_in_hat_table_order():
         f"{C2}/h09": 10.0,
         f"{C1}/h08": 8.8,
     }
+
+
+def test_busiest_slot_is_the_busiest_hats_slot_everywhere():
+    """One definition (core.data) for the CLI's grids and the dashboard's default slot: the
+    busiest HAT's slot, which here is not the slot with the most records over all its cells."""
+    from core.citywide import gridset
+
+    rows = [
+        (f"{C1}/h08", C1, "h08", "a", 6, 60.0, 600.0),
+        (f"{C1}/h09", C1, "h09", "a", 4, 40.0, 400.0),
+        (f"{C2}/h09", C2, "h09", "b", 4, 40.0, 400.0),
+    ]
+    s = pd.DataFrame(rows, columns=["hat", "cell", "slot", "user_id", "m", "s", "q"])
+    assert s.groupby("slot")["m"].sum().idxmax() == "h09"  # the old CLI default
+    t = hat_table(s)
+    assert busiest_hat(t) == f"{C1}/h08" and busiest_slot(t) == "h08"
+    assert gridset.busiest_slot(s) == "h08"
+    assert hat_data(s).n_records == 6  # hat_data's default HAT is the same busiest HAT
+    with pytest.raises(HexplorerError, match="no HATs"):
+        busiest_slot(t.iloc[:0])
