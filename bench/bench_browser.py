@@ -119,9 +119,10 @@ def map_moves(page, n: int) -> list[float]:
         label = labels[(i + 1) % len(labels)]
         start = time.perf_counter()
         radio.get_by_text(label, exact=True).click()
-        # the legend's title (a plotly chart) names the new colouring once it is drawn
+        # the legend's title names the new colouring once it is drawn
         page.wait_for_function(
-            "t => [...document.querySelectorAll('.gtitle')].some(e => e.textContent === t)",
+            "t => [...document.querySelectorAll('.hexplorer-legend-title')]"
+            ".some(e => e.textContent === t)",
             arg=label,
             timeout=60_000,
         )

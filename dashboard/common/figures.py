@@ -1,12 +1,15 @@
 """Shared plotly helpers: axes, lines, the figure constructor and the map legend strip.
 
 Every number drawn was computed by :mod:`core`; builders only lay it out (data in, ``go.Figure``
-out, no st.* calls). Each figure is built in one ``go.Figure(data=..., layout=...)`` call: plotly's
+or an HTML string out, no st.* calls). The maps' legend is plain HTML (:func:`legend_html`): a
+plotly chart on the Map would make the browser load and start plotly.js (4.7 MB) before the first
+map is done, for a strip of coloured boxes. Each figure is built in one ``go.Figure(data=..., layout=...)`` call: plotly's
 incremental ``update_layout``/``add_vline`` cost ~30 ms each, which would break the rerun budget.
 """
 
 from __future__ import annotations
 
+import html
 from collections.abc import Iterator, Mapping, Sequence
 
 import plotly.graph_objects as go
@@ -118,6 +121,47 @@ def legend_bar(entries: Sequence, *, title: str) -> go.Figure:
             xaxis=dict(visible=False),
             yaxis=dict(visible=False),
         ),
+    )
+
+
+def _text_colour(rgb: Sequence[int]) -> str:
+    """Black or white, whichever reads better on ``rgb`` (WCAG relative luminance)."""
+
+    def channel(c: int) -> float:
+        x = c / 255.0
+        return x / 12.92 if x <= 0.04045 else ((x + 0.055) / 1.055) ** 2.4
+
+    r, g, b = (channel(int(c)) for c in rgb[:3])
+    return "#000000" if 0.2126 * r + 0.7152 * g + 0.0722 * b > 0.179 else "#FFFFFF"
+
+
+def legend_html(entries: Sequence, *, title: str) -> str:
+    """The map legend as HTML: the title, then a strip of coloured boxes low to high, each box
+    labelled with its value range (the same boxes as :func:`legend_bar`, without plotly).
+
+    ``entries`` are :class:`dashboard.common.maps.LegendEntry` (label, color). Text is escaped;
+    each label is black or white, whichever reads on its colour.
+
+    >>> from dashboard.common.maps import LegendEntry
+    >>> out = legend_html([LegendEntry(label="1 – 2", color=(68, 1, 84), low=1, high=2)],
+    ...                   title="records <all>")
+    >>> "records &lt;all&gt;" in out, "background:rgb(68,1,84)" in out, "color:#FFFFFF" in out
+    (True, True, True)
+    """
+    boxes = "".join(
+        '<div class="hexplorer-legend-box" style="flex:1 1 0;min-width:0;'
+        "background:rgb({},{},{});color:{};".format(*e.color[:3], _text_colour(e.color))
+        + "padding:0.2rem 0.25rem;text-align:center;font-size:0.8rem;white-space:nowrap;"
+        f'overflow:hidden;text-overflow:ellipsis" title="{html.escape(e.label)}">'
+        f"{html.escape(e.label)}</div>"
+        for e in entries
+    )
+    aria = f"Legend, {title}, low to high: " + "; ".join(e.label for e in entries)
+    return (
+        f'<div class="hexplorer-legend" role="img" aria-label="{html.escape(aria)}">'
+        f'<div class="hexplorer-legend-title" style="font-size:0.85rem;font-weight:600;'
+        f'margin-bottom:0.2rem">{html.escape(title)}</div>'
+        f'<div style="display:flex;gap:1px">{boxes}</div></div>'
     )
 
 

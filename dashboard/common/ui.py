@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 import pandas as pd
@@ -11,7 +11,7 @@ import streamlit as st
 from streamlit.errors import StreamlitAPIException
 
 from core.errors import HexplorerError
-from dashboard.common import downloads, shown
+from dashboard.common import downloads, figures, shown
 from dashboard.common.downloads import Provenance
 from dashboard.common.figures import PNG_CONFIG
 from dashboard.common.units import Units
@@ -30,9 +30,6 @@ def workbench_note(u: Units | None = None) -> str:
     )
 
 
-WORKBENCH_NOTE = workbench_note()
-
-
 def table(
     df: pd.DataFrame,
     *,
@@ -42,7 +39,7 @@ def table(
     hide_index: bool = True,
     provenance: Provenance | None = None,
 ) -> None:
-    """Show a table and a button that downloads it as CSV.
+    """Show a table and a button that downloads it as CSV (the CSV is made when clicked).
 
     With ``provenance`` (every table computed from data should pass one) the CSV carries the
     provenance columns and a file name saying what it is (:mod:`dashboard.common.downloads`);
@@ -50,25 +47,41 @@ def table(
     """
     st.dataframe(df, hide_index=hide_index, height=height if height is not None else "auto")
     if provenance is None:
-        data, file_name = df.to_csv(index=False).encode("utf-8"), f"{name}.csv"
+        file_name = f"{name}.csv"
     else:
-        data = downloads.csv_bytes(df, provenance)
         file_name = downloads.file_name(name, provenance)
     st.download_button(
         f"Download {name}.csv",
-        data=data,
+        data=csv_maker(df, provenance),
         file_name=file_name,
         mime="text/csv",
         key=f"download_{key}",
         icon=":material/download:",
         help=f"Saved as {file_name}",
+        on_click="ignore",
     )
+
+
+def csv_maker(df: pd.DataFrame, provenance: Provenance | None = None) -> Callable[[], bytes]:
+    """The bytes a table's download button serves, made only when it is clicked (a deferred
+    download: a rerun pays nothing for CSVs nobody takes). ``df`` is a cached value nobody
+    mutates, so the bytes are those of the table shown."""
+    if provenance is None:
+        return lambda: df.to_csv(index=False).encode("utf-8")
+    return lambda: downloads.csv_bytes(df, provenance)
 
 
 def chart(fig: go.Figure, *, key: str) -> None:
     """Show a plotly figure with the modebar's PNG export kept."""
     st.plotly_chart(fig, config=PNG_CONFIG, key=f"chart_{key}", width="stretch")
     shown.add_figure(key, fig)  # the report hands out what the page drew
+
+
+def legend(entries, *, title: str, key: str) -> None:
+    """A map legend (:func:`dashboard.common.figures.legend_html`) in a container keyed
+    ``legend_<key>``; plain HTML, so a page with a map needs no plotly.js."""
+    with st.container(key=f"legend_{key}"):
+        st.html(figures.legend_html(entries, title=title))
 
 
 def learn_link(label: str) -> None:

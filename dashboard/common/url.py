@@ -335,10 +335,14 @@ def _hat_note() -> None:
 
 
 def share_control(url_path: str = "") -> None:
-    """The 'Share this view' box in the sidebar: the link with a copy button."""
+    """The 'Share this view' box in the sidebar: the link with a copy button.
+
+    A popover, not an expander: its content is drawn only when opened, so the code box's
+    syntax highlighter (1.5 MB of JavaScript) is not loaded for every page's first view.
+    """
     with st.sidebar:
         _hat_note()
-        with st.expander("Share this view", icon=":material/link:"):
+        with st.popover("Share this view", icon=":material/link:", width="stretch"):
             st.code(current_link(url_path), language=None, wrap_lines=True)
             st.caption(
                 "Copy the link with the button at the box's top right: it opens this page with "

@@ -347,7 +347,7 @@ def _plain_map(spec, slot, metric, labels, u, *, selected_cell, basemap) -> None
         alt=f"Map of {len(cells)} hexagons in slot {slot}, coloured by {labels[metric]}",
     )
     st.caption(f"{hexmap.scale.caption()} {maps.ZOOM_HELP}")
-    ui.chart(figures.legend_bar(hexmap.legend, title=labels[metric]), key="map_legend")
+    ui.legend(hexmap.legend, title=labels[metric], key="map")  # HTML: no plotly.js for this
     if len(cells) == 1:
         st.info(
             "Only one hexagon has records in this slot: the map has nothing to compare it with.",

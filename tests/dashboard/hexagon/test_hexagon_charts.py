@@ -140,6 +140,20 @@ def test_legend_bar_one_segment_per_entry():
     assert [t.marker.color for t in fig.data] == ["rgb(1,2,3)", "rgb(4,5,6)"]
 
 
+def test_legend_html_one_readable_box_per_entry_low_to_high():
+    entries = [
+        LegendEntry(label="1 – 2", color=(68, 1, 84), low=1, high=2),
+        LegendEntry(label="2 – <5>", color=(253, 231, 37), low=2, high=5),
+    ]
+    out = figures.legend_html(entries, title="true mean (km/h)")
+    assert out.count("hexplorer-legend-box") == 2
+    assert out.index("rgb(68,1,84)") < out.index("rgb(253,231,37)")
+    assert "background:rgb(68,1,84);color:#FFFFFF" in out  # white on dark purple
+    assert "background:rgb(253,231,37);color:#000000" in out  # black on yellow
+    assert "2 – &lt;5&gt;" in out and "<5>" not in out
+    assert "true mean (km/h)" in out
+
+
 def test_png_export_kept():
     assert figures.PNG_CONFIG["toImageButtonOptions"]["format"] == "png"
     assert "modeBarButtonsToRemove" not in figures.PNG_CONFIG
