@@ -23,7 +23,12 @@ def reset() -> None:
 
 
 def add_figure(key: str, fig: Any) -> None:
-    """Record a figure drawn under ``key`` (a later one with the same key replaces it)."""
+    """Record a figure drawn under ``key`` (a later one with the same key replaces it).
+
+    ``fig`` may also be a zero-argument builder of a figure the page did not draw (a closed
+    tab's chart): the report calls it when it is written. A builder gets plain values captured
+    during the run and never calls ``st.*`` (it runs outside the script thread).
+    """
     items = [(k, f) for k, f in getattr(_RUN, "figures", []) if k != key]
     _RUN.figures = [*items, (key, fig)]
 

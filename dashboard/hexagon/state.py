@@ -22,6 +22,14 @@ TARGET_MECHANISM = "hexagon_target_mechanism"
 WITHIN = "hexagon_within"  # the ±X band of the distribution chart, or None (default from target)
 RAW = "hexagon_raw_releases"  # show raw releases instead of post-processed (clamped into [0, U])
 PRESENTER = "hexagon_presenter"
+TAB = "hexagon_tab"  # the open tab below the two charts (only its content is drawn)
+TAB_READOUTS, TAB_DETAIL, TAB_MAE, TAB_TABLES = (
+    "Read-outs",
+    "Worst case in detail",
+    "Mean error against ε",
+    "Tables and downloads",
+)
+TABS: tuple[str, ...] = (TAB_READOUTS, TAB_DETAIL, TAB_MAE, TAB_TABLES)
 
 EPSILON_MIN, EPSILON_MAX = 0.01, 10.0
 EPSILON_STOPS: tuple[float, ...] = tuple(

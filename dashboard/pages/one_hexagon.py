@@ -153,6 +153,76 @@ def _rule_help(name: str) -> str:
     return f"Set m_UB to {rule.label}: {rule.help}. The default of {', '.join(users)}."
 
 
+def _tables(
+    spec: DataSpec,
+    units: Units,
+    *,
+    head: pd.DataFrame,
+    sims: list,
+    upper: float,
+    hat: str,
+    epsilon: float,
+    seed: int,
+    m_ub: int | None,
+    within: float,
+    n_runs: int,
+    curve: pd.DataFrame,
+    steps: pd.DataFrame,
+    vs_eps: pd.DataFrame,
+    mc: pd.DataFrame,
+) -> None:
+    """The "Tables and downloads" tab: every table with its CSV (built when clicked)."""
+    u = units.value
+    prov = partial(downloads.provenance, spec, units, hat=hat, epsilon=epsilon, seed=seed)
+    simulation = head.rename(
+        columns={
+            "typical": f"typical error ({u})",
+            "bound90": f"90 % of releases within ± ({u})",
+            "worst_case": f"worst case ({u})",
+            "share_within": f"share within ±{within:g} {u}",
+            "m_ub": f"records kept per {units.user} (m_UB)",
+            "m_ub_yours": "your m_UB",
+            "typical_yours": f"typical error at your m_UB ({u})",
+            "worst_case_yours": f"worst case at your m_UB ({u})",
+            "n_arrays": "pseudo-users K̄",
+            "noise_scale": f"noise scale ({u})",
+        }
+    )
+    ui.table(simulation, name="simulation", key="simulation", provenance=prov())
+    releases_prov = prov(m_ub=m_ub)
+    st.download_button(
+        f"Download releases.csv (every simulated release, {n_runs:,} per mechanism)",
+        data=lambda: downloads.csv_bytes(
+            downloads.with_units(
+                hx.releases_table(sims, upper), units, values=["release", "raw_release"]
+            ),
+            releases_prov,
+        ),
+        file_name=downloads.file_name("releases", releases_prov),
+        help=f"Saved as {downloads.file_name('releases', releases_prov)}",
+        mime="text/csv",
+        key="download_releases",
+        icon=":material/download:",
+        on_click="ignore",
+    )
+    ui.table(curve, name="error_curve", key="error_curve", height=240, provenance=prov(seed=None))
+    ui.table(steps, name="staircase", key="staircase", provenance=prov(epsilon=None, seed=None))
+    ui.table(
+        vs_eps,
+        name="worst_case_vs_epsilon",
+        key="worst_case_vs_epsilon",
+        height=240,
+        provenance=prov(epsilon=None, seed=None),
+    )
+    ui.table(
+        mc,
+        name="monte_carlo_mae",
+        key="monte_carlo_mae",
+        height=240,
+        provenance=prov(epsilon=None, m_ub=m_ub),
+    )
+
+
 st.title("One hexagon")
 controls = st.sidebar.container()  # the page's controls, above the shared data settings
 spec = require_data()
@@ -170,7 +240,10 @@ def view(spec: DataSpec) -> None:
     offered = table.head(MAX_HAT_OPTIONS)  # the busiest (and the selected one); any other: Map page
     if hat not in set(offered["hat"]):
         offered = pd.concat([offered, table[table["hat"] == hat]])
-    rows = {r["hat"]: {**r, "rank": int(i) + 1} for i, r in offered.iterrows()}
+    rows = {  # position in the busiest-first table is the rank (to_dict: no Series per row)
+        r["hat"]: {**r, "rank": int(i) + 1}
+        for i, r in zip(offered.index, offered.to_dict("records"), strict=True)
+    }
     eps = hs.init()
     _compact_top()
     presenter = bool(ss[hs.PRESENTER])
@@ -317,7 +390,7 @@ def view(spec: DataSpec) -> None:
                 )  # fmt: skip
             st.toggle("Presenter (larger type)", key=hs.PRESENTER)
             st.caption(
-                f"{hat_label(rows[hat])}; {g.plain('m_max', units)} m* = {int(rows[hat]['m_max']):,}; "
+                f"{hat_label(rows[hat], units.users)}; {g.plain('m_max', units)} m* = {int(rows[hat]['m_max']):,}; "
                 f"true mean {_true_mean(spec, hat):.3f} {u} (true values: the data team's workbench)"
             )
 
@@ -409,9 +482,82 @@ def view(spec: DataSpec) -> None:
         if plan_note:
             st.caption(plan_note)
 
-        # --- Plain-language read-outs ---------------------------------------------------------
+        # --- Read-outs, the worst case in detail, the MAE curve, tables: tabs -------------------
+        # Only the open tab is drawn (state-tracked tabs rerun this fragment when switched), so a
+        # move of ε repaints the two charts above and the open tab, not six charts and four
+        # tables. The figures of the closed tabs still go into the report: recorded as builders
+        # over this run's (cached) numbers, drawn only if the report is downloaded.
         at = hx.error_at(spec, hat, m_ub, eps, noise_measure)
-        with st.container(key="hexagon_readouts"):
+        curve = hx.error_curve(spec, hat, eps, noise_measure)
+        steps = hx.staircase(spec, hat, noise_measure)
+        m_eps = hx.m_opt(spec, hat, eps, noise_measure)
+        opt_total = float(curve.loc[curve["m"] == m_eps, "total"].iloc[0])
+        m_ub_arg = m_ub if override else None
+        mc = pd.concat(
+            [
+                hx.mc_curve(spec, hat, name, m_ub_arg, n_runs, seed, state.MC_EPSILONS)
+                for name in chosen
+            ],
+            ignore_index=True,
+        )
+        figures = {
+            "error_curve": partial(
+                charts.error_curve,
+                curve,
+                m_ub=m_ub,
+                m_opt=m_eps,
+                bestfit_bias=at["bestfit_bias"],
+                epsilon=eps,
+                units=units,
+                font_size=font,
+            ),
+            "histogram": partial(
+                charts.counts_histogram,
+                h.counts,
+                m_ub=m_ub,
+                marks=[
+                    charts.Mark(
+                        label=f"{_rule_name(name, units)} = {value}",
+                        m=value,
+                        colour=get_rule(name).colour,
+                    )
+                    for name, value in mk.items()
+                ],
+                units=units,
+                font_size=font,
+            ),
+            "staircase": partial(
+                charts.staircase_chart,
+                steps,
+                epsilon=eps,
+                m_current=m_eps,
+                units=units,
+                font_size=font,
+            ),
+            "mae": partial(
+                charts.mae_vs_epsilon,
+                mc.dropna(subset=["mae"]),
+                epsilon=eps,
+                n_runs=n_runs,
+                titles={n: MECHANISMS[n].title for n in chosen},
+                units=units,
+                font_size=font,
+            ),
+        }
+        tabs = dict(
+            zip(
+                hs.TABS,
+                st.tabs(list(hs.TABS), key=hs.TAB, on_change="rerun"),
+                strict=True,
+            )
+        )
+        drawn: set[str] = set()
+
+        def _chart(key: str) -> None:
+            ui.chart(figures[key](), key=key)
+            drawn.add(key)
+
+        with tabs[hs.TAB_READOUTS]:
             first = head.dropna(subset=["typical"])
             lines = []
             for r in first.itertuples(index=False):
@@ -437,146 +583,56 @@ def view(spec: DataSpec) -> None:
                     bias=at["bestfit_bias"], clipping=at["clipping"], m_ub=m_ub, units=units
                 )
             )
-            st.markdown("\n".join(lines))
             for line in lines:
                 shown.add_text(line.removeprefix("- "))
-
-        # --- The worst case in detail, the MAE curve, tables --------------------------------
-        detail, mae_tab, tables = st.tabs(
-            ["Worst case in detail", "Mean error against ε", "Tables and downloads"]
-        )
-        curve = hx.error_curve(spec, hat, eps, noise_measure)
-        steps = hx.staircase(spec, hat, noise_measure)
-        m_eps = hx.m_opt(spec, hat, eps, noise_measure)
-        opt_total = float(curve.loc[curve["m"] == m_eps, "total"].iloc[0])
-        with detail:
-            cols = st.columns(4)
-            cols[0].metric(
-                f"{g.plain('e1', units)} E1 ({u})", f"{at['clipping']:.4g}", help=g.tip("e1", units)
-            )
-            cols[1].metric(
-                f"exact BestFit bias ({u})",
-                f"{at['bestfit_bias']:.4g}",
-                help=g.tip("bestfit_bias", units),
-            )
-            cols[2].metric(
-                f"{g.plain('e2', units)} E2 ({u})", f"{at['noise']:.4g}", help=g.tip("e2", units)
-            )
-            cols[3].metric(
-                f"worst case E at your m_UB ({u})", f"{at['total']:.4g}", help=g.tip("e", units)
-            )
-            st.caption(
-                f"At your m_UB = {m_ub}, ε = {eps:g}. The lowest worst case at this ε is "
-                f"{opt_total:.4g} {u}, at m^(ε) = {m_eps} ({g.plain('opt', units)})."
-            )
-            c1, c2 = st.columns(2)
-            with c1:
-                ui.chart(
-                    charts.error_curve(
-                        curve,
-                        m_ub=m_ub,
-                        m_opt=m_eps,
-                        bestfit_bias=at["bestfit_bias"],
-                        epsilon=eps,
-                        units=units,
-                        font_size=font,
-                    ),
-                    key="error_curve",
+            if tabs[hs.TAB_READOUTS].open is not False:
+                with st.container(key="hexagon_readouts"):
+                    st.markdown("\n".join(lines))
+                st.caption(ui.workbench_note(units))
+        with tabs[hs.TAB_DETAIL]:
+            if tabs[hs.TAB_DETAIL].open is not False:
+                cols = st.columns(4)
+                cols[0].metric(
+                    f"{g.plain('e1', units)} E1 ({u})",
+                    f"{at['clipping']:.4g}",
+                    help=g.tip("e1", units),
                 )
-            with c2:
-                ui.chart(
-                    charts.counts_histogram(
-                        h.counts,
-                        m_ub=m_ub,
-                        marks=[
-                            charts.Mark(
-                                label=f"{_rule_name(name, units)} = {value}",
-                                m=value,
-                                colour=get_rule(name).colour,
-                            )
-                            for name, value in mk.items()
-                        ],
-                        units=units,
-                        font_size=font,
-                    ),
-                    key="histogram",
+                cols[1].metric(
+                    f"exact BestFit bias ({u})",
+                    f"{at['bestfit_bias']:.4g}",
+                    help=g.tip("bestfit_bias", units),
                 )
-            ui.chart(
-                charts.staircase_chart(
-                    steps, epsilon=eps, m_current=m_eps, units=units, font_size=font
-                ),
-                key="staircase",
-            )
-        with mae_tab:
-            m_ub_arg = m_ub if override else None
-            parts = [
-                hx.mc_curve(spec, hat, name, m_ub_arg, n_runs, seed, state.MC_EPSILONS)
-                for name in chosen
-            ]
-            mc = pd.concat(parts, ignore_index=True)
-            ui.chart(
-                charts.mae_vs_epsilon(
-                    mc.dropna(subset=["mae"]),
-                    epsilon=eps,
-                    n_runs=n_runs,
-                    titles={n: MECHANISMS[n].title for n in chosen},
-                    units=units,
-                    font_size=font,
-                ),
-                key="mae",
-            )
-        with tables:
-            prov = partial(downloads.provenance, spec, units, hat=hat, epsilon=eps, seed=seed)
-            simulation = head.rename(
-                columns={
-                    "typical": f"typical error ({u})",
-                    "bound90": f"90 % of releases within ± ({u})",
-                    "worst_case": f"worst case ({u})",
-                    "share_within": f"share within ±{within:g} {u}",
-                    "m_ub": f"records kept per {units.user} (m_UB)",
-                    "m_ub_yours": "your m_UB",
-                    "typical_yours": f"typical error at your m_UB ({u})",
-                    "worst_case_yours": f"worst case at your m_UB ({u})",
-                    "n_arrays": "pseudo-users K̄",
-                    "noise_scale": f"noise scale ({u})",
-                }
-            )
-            ui.table(simulation, name="simulation", key="simulation", provenance=prov())
-            releases_prov = prov(m_ub=m_ub if override else None)
-            st.download_button(
-                f"Download releases.csv (every simulated release, {n_runs:,} per mechanism)",
-                data=lambda: downloads.csv_bytes(
-                    downloads.with_units(
-                        hx.releases_table(sims, h.upper), units, values=["release", "raw_release"]
-                    ),
-                    releases_prov,
-                ),
-                file_name=downloads.file_name("releases", releases_prov),
-                help=f"Saved as {downloads.file_name('releases', releases_prov)}",
-                mime="text/csv",
-                key="download_releases",
-                icon=":material/download:",
-            )
-            ui.table(
-                curve, name="error_curve", key="error_curve", height=240, provenance=prov(seed=None)
-            )
-            ui.table(
-                steps, name="staircase", key="staircase", provenance=prov(epsilon=None, seed=None)
-            )
-            ui.table(
-                vs_eps,
-                name="worst_case_vs_epsilon",
-                key="worst_case_vs_epsilon",
-                height=240,
-                provenance=prov(epsilon=None, seed=None),
-            )
-            ui.table(
-                mc,
-                name="monte_carlo_mae",
-                key="monte_carlo_mae",
-                height=240,
-                provenance=prov(epsilon=None, m_ub=m_ub if override else None),
-            )
+                cols[2].metric(
+                    f"{g.plain('e2', units)} E2 ({u})",
+                    f"{at['noise']:.4g}",
+                    help=g.tip("e2", units),
+                )
+                cols[3].metric(
+                    f"worst case E at your m_UB ({u})", f"{at['total']:.4g}", help=g.tip("e", units)
+                )
+                st.caption(
+                    f"At your m_UB = {m_ub}, ε = {eps:g}. The lowest worst case at this ε is "
+                    f"{opt_total:.4g} {u}, at m^(ε) = {m_eps} ({g.plain('opt', units)})."
+                )
+                c1, c2 = st.columns(2)
+                with c1:
+                    _chart("error_curve")
+                with c2:
+                    _chart("histogram")
+                _chart("staircase")
+        with tabs[hs.TAB_MAE]:
+            if tabs[hs.TAB_MAE].open is not False:
+                _chart("mae")
+        with tabs[hs.TAB_TABLES]:
+            if tabs[hs.TAB_TABLES].open is not False:
+                _tables(
+                    spec, units, head=head, sims=sims, upper=h.upper, hat=hat, epsilon=eps,
+                    seed=seed, m_ub=m_ub if override else None, within=within, n_runs=n_runs,
+                    curve=curve, steps=steps, vs_eps=vs_eps, mc=mc,
+                )  # fmt: skip
+        for key, build in figures.items():
+            if key not in drawn:
+                shown.add_figure(key, build)  # built only if the report is downloaded
 
         one_hexagon_panel(
             spec, hat, within=within, raw=raw

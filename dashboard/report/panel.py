@@ -34,6 +34,11 @@ CAPTIONS = {
 }
 
 
+def _built(figures: Sequence[tuple[str, object]]) -> list[tuple[str, object]]:
+    """The figures with every recorded builder (a chart of a closed tab) built now."""
+    return [(caption, f() if callable(f) else f) for caption, f in figures]
+
+
 def report_button(make: Callable[[], Report], *, file_name: str, key: str) -> None:
     """A download button that writes the report when clicked (``make`` runs then)."""
     st.download_button(
@@ -192,7 +197,7 @@ def one_hexagon_panel(
         return Report(
             title=f"One hexagon — {hat_label}",
             parameters=params,
-            figures=figures,
+            figures=_built(figures),
             # The page's own read-outs when it recorded them (the numbers on screen), else ours.
             texts=page_texts or readouts(hat, view, u.value, u.user, n_runs),
             summary=summary,
@@ -223,7 +228,7 @@ def page_report_button(
         return Report(
             title=title,
             parameters=dict(parameters),
-            figures=figures,
+            figures=_built(figures),
             texts=list(texts),
             summary=dict(summary),
             version=downloads.VERSION,

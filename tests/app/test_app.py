@@ -15,6 +15,7 @@ from streamlit.testing.v1 import AppTest
 
 from core.data import PrepConfig, hat_data, hat_table, load_demo, prepare
 from core.errors import HexplorerError
+from dashboard.city import state as cs
 from dashboard.common import compute, datadir, sidebar, state, units
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -114,6 +115,10 @@ def test_app_opens_on_the_map_with_the_busiest_hat(oracle):
     decks = at.get("deck_gl_json_chart")
     assert len(decks) == 1
     assert '"mapStyle": "__MAP_STYLE__"' in decks[0].proto.json
+    # The legend is HTML, not a plotly chart: the first map needs no plotly.js in the browser.
+    assert len(at.get("plotly_chart")) == 0
+    legend = " ".join(h.proto.body for h in at.get("html") if "hexplorer-legend" in h.proto.body)
+    assert "records" in legend and legend.count("hexplorer-legend-box") >= 2
 
 
 def test_workbench_and_public_counts_are_stated():
@@ -376,3 +381,21 @@ def test_map_follows_a_hat_chosen_on_another_page(oracle):
     _ok(at)
     assert at.session_state[state.MAP_SLOT] == other["slot"]
     assert _cell_box(at).value == other["cell"]
+
+
+def test_cli_compose_and_the_dashboard_open_on_the_same_slot(oracle, capsys):
+    """``hexplorer compose``'s default grids and the Map/Whole city's default slot are one
+    definition (core.data.busiest_slot): the busiest HAT's slot."""
+    import json
+
+    from core.cli import main
+    from core.data import busiest_slot
+
+    assert main(["compose", "--epsilon", "1", "--json"]) == 0
+    cli_slot = json.loads(capsys.readouterr().out)["slot"]
+    assert cli_slot == busiest_slot(oracle["hats"])
+    at = _app("map")
+    assert at.session_state[state.MAP_SLOT] == cli_slot
+    at.switch_page(PAGES["city"]).run()
+    _ok(at)
+    assert at.session_state[cs.SLOT] == cli_slot

@@ -7,6 +7,7 @@ of releases within ±X, the worst case in detail, the Monte-Carlo curve and the 
 
 from __future__ import annotations
 
+import io
 import json
 import math
 import re
@@ -15,6 +16,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from streamlit.runtime.media_file_manager import MediaFileManager
 from streamlit.testing.v1 import AppTest
 
 from core import plan, worstcase
@@ -22,7 +24,7 @@ from core.data import PrepConfig, hat_data, hat_table, load_demo, prepare
 from core.evaluation import error_summary, monte_carlo
 from core.mechanisms import MECHANISMS, default_m_ub, rules_in_use, run_mechanism
 from core.postprocess import clamp_mean
-from dashboard.common import datadir, downloads, state
+from dashboard.common import compute, datadir, downloads, state
 from dashboard.common.units import USER_NOUN, VALUE_UNIT
 from dashboard.hexagon import compute as hx
 from dashboard.hexagon import state as hs
@@ -56,11 +58,21 @@ def _hat(at: AppTest, oracle, upper: float = 65.0):
     return hat_data(oracle["summaries"], at.session_state[state.HAT], upper=upper)
 
 
+def _open(at: AppTest, tab: str) -> None:
+    """Open one of the tabs below the charts (only the open tab is drawn)."""
+    if at.session_state[hs.TAB] != tab:
+        at.session_state[hs.TAB] = tab
+        at.run()
+        _ok(at)
+
+
 def _metrics(at: AppTest) -> dict[str, str]:
+    _open(at, hs.TAB_DETAIL)
     return {m.label: m.value for m in at.metric}
 
 
 def _frame(at: AppTest, first_column: str, second: str | None = None) -> pd.DataFrame:
+    _open(at, hs.TAB_TABLES)
     for df in at.dataframe:
         cols = list(df.value.columns)
         if cols and cols[0] == first_column and (second is None or second in cols):
@@ -69,14 +81,19 @@ def _frame(at: AppTest, first_column: str, second: str | None = None) -> pd.Data
 
 
 def _text(at: AppTest) -> str:
+    """The headline and the read-outs (the first tab)."""
+    _open(at, hs.TAB_READOUTS)
     return "\n".join(m.value for m in at.markdown)
 
 
 def _chart_specs(at: AppTest) -> str:
-    """Every plotly chart's JSON, with its text decoded (± and · are escaped in the proto)."""
-    return " ".join(
-        json.dumps(json.loads(c.proto.spec), ensure_ascii=False) for c in at.get("plotly_chart")
-    )
+    """Every plotly chart's JSON over every tab, with its text decoded (± and · are escaped in
+    the proto)."""
+    specs = []
+    for tab in (hs.TAB_DETAIL, hs.TAB_MAE):
+        _open(at, tab)
+        specs += [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+    return " ".join(json.dumps(spec, ensure_ascii=False) for spec in specs)
 
 
 def _releases(h, name: str, eps: float, *, m_ub=None, seed=0, n_runs=None, raw=False):
@@ -449,6 +466,7 @@ def test_many_runs_toggle_uses_ten_thousand_runs(oracle):
 def test_downloads_carry_provenance_and_say_what_they_are(oracle):
     at = _app()
     h = _hat(at, oracle)
+    _open(at, hs.TAB_TABLES)
     names = {b.key: b for b in at.get("download_button")}
     assert "download_releases" in names and "download_staircase" in names
     hat_slug = at.session_state[state.HAT].replace(":", "").replace("/", "-")
@@ -481,3 +499,48 @@ def test_downloads_carry_provenance_and_say_what_they_are(oracle):
     out = downloads.with_provenance(table, prov)
     assert set(downloads.PROVENANCE_COLUMNS) <= set(out.columns)
     assert out["mechanism"].tolist() == table["mechanism"].tolist()  # the row's own wins
+
+
+@pytest.fixture
+def deferred(monkeypatch):
+    """The deferred downloads registered during runs: {file name: the callable a click runs}."""
+    made: dict[str, object] = {}
+    original = MediaFileManager.add_deferred
+
+    def spy(self, data_callable, mimetype, coordinates, file_name=None, **kwargs):
+        made[file_name] = data_callable
+        return original(self, data_callable, mimetype, coordinates, file_name, **kwargs)
+
+    monkeypatch.setattr(MediaFileManager, "add_deferred", spy)
+    return made
+
+
+def test_downloads_are_made_on_click_with_the_bytes_of_the_table_shown(oracle, deferred):
+    """Every table's CSV is deferred (no CSV built per rerun) and, when clicked, is exactly the
+    table shown plus its provenance; the releases CSV holds core's simulated releases."""
+    at = _app()
+    h = _hat(at, oracle)
+    deferred.clear()  # the Map's table, drawn first
+    at.run()
+    assert not any(name and name.endswith(".csv") for name in deferred)  # the tab is closed
+    _open(at, hs.TAB_TABLES)
+    buttons = {b.key: b for b in at.get("download_button")}
+    made = {b.key: deferred[b.proto.help.removeprefix("Saved as ")] for b in buttons.values()
+            if b.key != "report"}  # fmt: skip
+    assert set(made) >= {"download_simulation", "download_staircase", "download_releases"}
+    fields = dict(hat=at.session_state[state.HAT], epsilon=None, seed=None)
+    spec = at.session_state[state.APPLIED]
+    prov = downloads.Provenance(
+        data="demo city", fingerprint=downloads.fingerprint(compute.DataSpec.from_state(spec)),
+        upper=65.0, **fields,
+    )  # fmt: skip
+    steps = _frame(at, "epsilon_from", "m")
+    assert made["download_staircase"]() == downloads.csv_bytes(steps, prov)
+    expected = worstcase.staircase(h.counts, h.upper)
+    got = pd.read_csv(io.BytesIO(made["download_staircase"]()))
+    assert got["m"].tolist() == [s.m for s in expected]
+    assert set(got["hat"]) == {at.session_state[state.HAT]} and set(got["U"]) == {65.0}
+    releases = pd.read_csv(io.BytesIO(made["download_releases"]()))
+    for name in at.session_state[state.MECHANISMS]:
+        raw = releases.loc[releases["mechanism"] == name, "raw_release [km/h]"].to_numpy()
+        np.testing.assert_allclose(raw, _releases(h, name, 1.0, raw=True), rtol=1e-15)

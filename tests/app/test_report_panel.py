@@ -9,13 +9,17 @@ import os
 import re
 import subprocess
 import sys
+from html import escape as html_escape
 from pathlib import Path
 
 import pandas as pd
 import pytest
+from streamlit.runtime.media_file_manager import MediaFileManager
 from streamlit.testing.v1 import AppTest
 
 from core.data import hat_table, load_demo, prepare
+from dashboard.hexagon import state as hs
+from dashboard.report.panel import CAPTIONS
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app.py")
@@ -62,7 +66,11 @@ def test_code_for_this_view_runs_and_agrees_with_the_page(hats, tmp_path):
     out = json.loads(done.stdout)
     assert out["hat"] == label and out["epsilon"] == 0.5
     assert out["m_ub"] == at.session_state["m_ub"]
+    at.session_state[hs.TAB] = hs.TAB_DETAIL  # the worst case in detail: E1, E2, E, bias
+    at.run()
     shown = _numbers(at)
+    at.session_state[hs.TAB] = hs.TAB_TABLES
+    at.run()
     for key in ("worst_case_error", "clipping_error", "noise_error", "bestfit_bias"):
         assert any(math.isclose(out[key], s, rel_tol=1e-3, abs_tol=1e-3) for s in shown), key
     # The headline (simulated releases at each mechanism's own rule) equals the page's.
@@ -87,3 +95,27 @@ def test_report_button_is_on_the_page(hats):
     buttons = [b for b in at.get("download_button") if "report" in b.proto.label.lower()]
     assert len(buttons) == 1
     assert buttons[0].proto.label.startswith("Download a report of this view (HTML")
+
+
+def test_report_holds_every_chart_of_the_page_also_of_closed_tabs(monkeypatch):
+    """Only the open tab is drawn, but the report (built on click) has all six charts: those of
+    the closed tabs are built from the run's numbers when the report is written."""
+    made = {}
+    original = MediaFileManager.add_deferred
+
+    def spy(self, data_callable, mimetype, coordinates, file_name=None, **kwargs):
+        made[file_name] = data_callable
+        return original(self, data_callable, mimetype, coordinates, file_name, **kwargs)
+
+    monkeypatch.setattr(MediaFileManager, "add_deferred", spy)
+    at = AppTest.from_file(APP, default_timeout=180)
+    at.switch_page(ONE)
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.session_state[hs.TAB] == hs.TAB_READOUTS
+    assert len(at.get("plotly_chart")) == 2  # the two charts above the tabs, nothing hidden
+    report = next(f for name, f in made.items() if name and name.endswith(".html"))
+    html = report().decode("utf-8")
+    assert html.count('<div class="figure">') == 6
+    for key in ("error_curve", "histogram", "staircase", "mae", "worst_case_vs_epsilon"):
+        assert html_escape(CAPTIONS[key]) in html
