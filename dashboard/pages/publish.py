@@ -15,6 +15,7 @@ from core.publish import BudgetExceeded
 from core.publish.city import ACCOUNTINGS
 from dashboard.common import compute as common_compute
 from dashboard.common import ui, units
+from dashboard.common.selection import current_slot
 from dashboard.common.sidebar import require_data
 from dashboard.publish import charts, compute
 from dashboard.publish import state as ps
@@ -54,9 +55,9 @@ with ui.errors_shown():
     with c2:
         if mode == "slot":
             options = slot_table["slot"].astype(str).tolist()
-            if ss.get(ps.SLOT) not in options:
-                ps.remember(ps.SLOT, options[0])
-            st.selectbox("Slot (busiest first)", options=options, key=ps.SLOT)
+            if ss.get(ps.SLOT) not in options:  # the slot every page opens on (busiest HAT's)
+                ps.remember(ps.SLOT, current_slot(spec))
+            st.selectbox("Slot (most records first)", options=options, key=ps.SLOT)
             slot = str(ss[ps.SLOT])
         elif mode == "day":
             day_options = compute.days(slot_table)
