@@ -182,7 +182,7 @@ def main(argv: list[str] | None = None) -> int:
                 wait_idle(page)
                 moves = map_moves(page, args.moves)
                 page.get_by_role("link", name="One hexagon").click()
-                page.locator('[data-testid="stPlotlyChart"]').nth(3).wait_for(timeout=120_000)
+                page.get_by_text("at ε = ").first.wait_for(timeout=120_000)  # the distribution
                 wait_idle(page)
                 epsilon_moves(page, 4)  # warm the ε stops' caches
                 eps = epsilon_moves(page, args.moves)
