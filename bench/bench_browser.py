@@ -120,9 +120,9 @@ def map_moves(page, n: int) -> list[float]:
         start = time.perf_counter()
         radio.get_by_text(label, exact=True).click()
         # the legend's title names the new colouring once it is drawn
-        page.wait_for_function(
-            "t => [...document.querySelectorAll('.hexplorer-legend-title')]"
-            ".some(e => e.textContent === t)",
+        page.wait_for_function(  # HTML legend (records, users, true mean) or plotly (errors)
+            "t => [...document.querySelectorAll('.hexplorer-legend-title, .gtitle')]"
+            ".some(e => e.textContent.startsWith(t))",
             arg=label,
             timeout=60_000,
         )

@@ -24,7 +24,7 @@ import streamlit as st
 from core.citywide.derived import TRUST_LABELS
 from core.citywide.errors import hexagon_geojson
 from core.mechanisms import get_mechanism
-from dashboard.common import compute, downloads, figures, maps, shown, state, ui, units
+from dashboard.common import compute, downloads, maps, shown, state, ui, units
 from dashboard.common.compute import DataSpec
 from dashboard.common.selection import picked_row, select_hat
 from dashboard.map import charts, layers
