@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from core import cli
@@ -40,6 +41,7 @@ from core.mechanisms import (
 from core.mechanisms.array_averaging import arrayavg
 from dashboard.common import compute, state
 from dashboard.common.colours import mechanism_colour
+from dashboard.hexagon import state as hs
 from tests.mechanism_checks import (
     CASES,
     Cases,
@@ -94,12 +96,14 @@ def throwaway():
     """Register the throwaway (rule and mechanism) for one test, at the front of the registry."""
     register_rule(RULE)
     register(MECHANISM, before=next(iter(MECHANISMS)))
+    st.cache_data.clear()  # results cached by an earlier test in this process lack it
     try:
         yield MECHANISM
     finally:
         unregister(NAME)
         unregister_rule("p75")
         CASES.pop(NAME, None)
+        st.cache_data.clear()
 
 
 def _hat() -> HatData:
@@ -238,8 +242,12 @@ def test_dashboard_picker_marks_and_colours(throwaway):
     assert at.slider(key=state.M_UB).value == p75(hat.counts, 0, 0, "mean")
     picker.set_value([NAME, "levy"]).run()
     assert not at.exception, [e.value for e in at.exception]
+    at.session_state[hs.TAB] = hs.TAB_TABLES  # only the open tab is drawn
+    at.run()
     mc = next(df.value for df in at.dataframe if "n_runs" in df.value.columns)
     assert mc["mechanism"].unique().tolist() == [NAME, "levy"]
+    at.session_state[hs.TAB] = hs.TAB_MAE
+    at.run()
     colours = {}
     for chart in at.get("plotly_chart"):
         spec = json.loads(chart.proto.spec)

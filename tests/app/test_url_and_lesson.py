@@ -58,6 +58,8 @@ def test_a_link_reproduces_the_one_hexagon_view(demo):
     assert ss[state.HAT] == row["hat"] and ss[state.EPSILON] == 0.5
     assert ss[state.M_UB] == m_ub and ss[state.NOISE_MEASURE] == "std" and ss[state.SEED] == 3
     parts = worstcase.worst_case_error(hat.counts, 65.0, m_ub, 0.5, noise_measure="std")
+    at.session_state[hs.TAB] = hs.TAB_DETAIL  # the worst case in detail: E1, E2, E
+    at.run()
     shown = _numbers(at)
     for value in (float(parts.total), float(parts.clipping), float(parts.noise)):
         assert any(math.isclose(value, s, rel_tol=1e-3, abs_tol=1e-3) for s in shown), value
