@@ -28,14 +28,22 @@ def register(sub: Any, data: argparse.ArgumentParser, names: list[str]) -> None:
         p,
         "FILE",
         "write the published release to FILE (.csv, .parquet or .geojson); with --all the table "
-        "of every HAT (.csv or .parquet)",
+        "of every HAT (.csv or .parquet; published also .geojson)",
     )
     every = p.add_argument_group("every HAT at once (core.citywide.batch)")
     every.add_argument(
         "--all",
         action="store_true",
         help="release every HAT (of --slot-filter / --day, else of the data) in one vectorised "
-        "pass, one row per HAT to --output; simulated only (needs --seed)",
+        "pass, one row per HAT to --output; simulated with --seed, else published (one ledger "
+        "record, each user charged per --accounting)",
+    )
+    every.add_argument(
+        "--accounting",
+        choices=["per-user", "max"],
+        default=None,
+        help="with --all, published: charge each user k*eps for the k HATs its records enter "
+        "(per-user, default) or eps*max k to every user (max)",
     )
     every.add_argument("--slot-filter", metavar="SLOT", help="with --all: the HATs of this slot")
     every.add_argument("--day", metavar="YYYY-MM-DD", help="with --all: the HATs of this day")
@@ -43,25 +51,33 @@ def register(sub: Any, data: argparse.ArgumentParser, names: list[str]) -> None:
 
 
 def run_all(args: argparse.Namespace) -> Any:
-    """``release --all``: one simulated release per HAT (core.citywide.batch), to ``--output``."""
+    """``release --all``: one release per HAT (core.citywide.batch) to ``--output``: simulated
+    with ``--seed``, else published (core.publish.batch)."""
     from core.citywide.batch import HatBatch, release_all
     from core.citywide.gridset import select_grids
 
-    if args.seed is None:
-        raise HexplorerError(
-            "--all releases are simulated only: give --seed (publishing every HAT needs a "
-            "batch entry in the ledger, not built yet)."
-        )
     if args.output is None:
-        raise HexplorerError("--all needs --output FILE.csv or FILE.parquet.")
+        raise HexplorerError("--all needs --output FILE (.csv or .parquet; .geojson published).")
     if args.m_ub is not None or args.hat is not None:
         raise HexplorerError("--all uses each HAT's default m_UB and every HAT: drop --m-ub/--hat.")
-    target = common.output_path(args.output, force=args.force, suffixes=(".csv", ".parquet"))
+    if args.seed is not None:
+        for flag in ("budget", "namespace", "ledger", "accounting"):
+            if getattr(args, flag) is not None:
+                raise HexplorerError(
+                    f"--{flag} is for published releases; drop --seed to publish "
+                    "(a simulated release is never recorded)."
+                )
+    from core.publish.files import OUTPUT_SUFFIXES
+
+    suffixes = (".csv", ".parquet") if args.seed is not None else OUTPUT_SUFFIXES
+    target = common.output_path(args.output, force=args.force, suffixes=suffixes)
     (epsilon,) = common.epsilons([args.epsilon])
     summaries = common.prepared(args).summaries
     if args.slot_filter is not None or args.day is not None:
         summaries = select_grids(summaries, slot=args.slot_filter, day=args.day)
     batch = HatBatch.from_summaries(summaries, upper=args.upper)
+    if args.seed is None:
+        return publish_all(args, batch, epsilon, target)
     table = release_all(args.mechanism, batch, epsilon, seed=args.seed)
     if str(target).lower().endswith(".parquet"):
         table.to_parquet(target, index=False)
@@ -74,6 +90,39 @@ def run_all(args: argparse.Namespace) -> Any:
         "seed": args.seed,
         "hats": int(len(table)),
         "published": False,
+    }
+
+
+def publish_all(args: argparse.Namespace, batch, epsilon: float, target) -> dict[str, Any]:
+    """``release --all`` without ``--seed``: every HAT published as one ledger record."""
+    from core.publish import batch as publish_batch
+    from core.publish import files
+
+    published = publish_batch.publish_all(
+        args.mechanism,
+        batch,
+        epsilon,
+        accounting=args.accounting or "per-user",
+        dataset=args.data or "demo",
+        ledger=args.ledger,
+        namespace=args.namespace,
+        budget=args.budget,
+    )
+    release = published.release
+    files.write_table(files.hats_table(release), target)
+    return {
+        "output": str(target),
+        "mechanism": release.mechanism,
+        "epsilon": release.epsilon,
+        "hats": int(len(release.table)),
+        "published": True,
+        "reused": published.reused,
+        "release_id": release.release_id,
+        "created": release.created,
+        "accounting": release.accounting,
+        "release_privacy_loss": release.privacy_loss,
+        "ledger": str(published.ledger),
+        **common.ledger_report(published.summary),
     }
 
 
@@ -97,8 +146,8 @@ def run(args: argparse.Namespace) -> Any:
 
     if args.all:
         return run_all(args)
-    if args.slot_filter is not None or args.day is not None:
-        raise HexplorerError("--slot-filter and --day need --all (every HAT at once).")
+    if args.slot_filter is not None or args.day is not None or args.accounting is not None:
+        raise HexplorerError("--slot-filter, --day and --accounting need --all (every HAT).")
     if args.seed is not None:
         for flag in ("output", "budget", "namespace", "ledger"):
             if getattr(args, flag) is not None:

@@ -11,7 +11,8 @@ be seeded. A *published* release is different:
 4. the same request returns the recorded release instead of fresh noise (fresh noise on every
    rerun would let anyone average it away).
 
-Modules: ``noise`` (OpenDP Laplace), ``ledger`` (the ledger), ``single`` (one HAT's release).
+Modules: ``noise`` (OpenDP Laplace), ``ledger`` (the ledger), ``single`` (one HAT's release),
+``city`` (every grid's mean and variance), ``batch`` (every HAT's release at once), ``files``.
 """
 
 from core.publish.ledger import (

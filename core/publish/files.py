@@ -25,6 +25,7 @@ import pandas as pd
 
 from core.errors import HexplorerError
 from core.postprocess import clamp_mean, clamp_variance
+from core.publish.batch import HatsRelease
 from core.publish.city import CityRelease
 from core.publish.ledger import LedgerEntry
 
@@ -75,6 +76,32 @@ def city_table(release: CityRelease) -> pd.DataFrame:
             "mechanism": [release.mechanism] * n,
             "epsilon": [release.epsilon] * n,
             "m_ub": pd.array([None] * n, dtype="Int64"),
+            "upper": [release.upper] * n,
+            "accounting": [release.accounting] * n,
+            "privacy_loss": [release.privacy_loss] * n,
+        }
+    )
+
+
+def hats_table(release: HatsRelease) -> pd.DataFrame:
+    """The table of a published every-HAT release (``release --all``), one row per HAT."""
+    t = release.table
+    n = len(t)
+    labels = t["hat"].astype(str)
+    parts = labels.str.partition("/")
+    m_ub = t["m_ub"].to_numpy()
+    return pd.DataFrame(
+        {
+            "release_id": [release.release_id] * n,
+            "created": [release.created] * n,
+            "version": [release.version] * n,
+            "hat": labels.to_numpy(),
+            "cell": parts[0].to_numpy(),
+            "slot": parts[2].to_numpy(),
+            "noisy_mean": clamp_mean(t["estimate"].to_numpy(), release.upper),
+            "mechanism": [release.mechanism] * n,
+            "epsilon": [release.epsilon] * n,
+            "m_ub": pd.array([None if v < 0 else int(v) for v in m_ub], dtype="Int64"),
             "upper": [release.upper] * n,
             "accounting": [release.accounting] * n,
             "privacy_loss": [release.privacy_loss] * n,

@@ -21,7 +21,7 @@ from core.data import hat_data
 from core.errors import HexplorerError
 from core.mechanisms import release as simulate_release
 from core.postprocess import clamp_mean, clamp_variance
-from core.publish import Ledger, city, files, single
+from core.publish import Ledger, batch, city, files, single
 from core.publish.ledger import LedgerEntry
 from dashboard.common import compute
 from dashboard.common.compute import DataSpec, Source
@@ -190,7 +190,7 @@ def releases_table(book: Ledger) -> pd.DataFrame:
             "mechanism": r.body.get("mechanism"),
             "epsilon": r.epsilon,
             "accounting": r.accounting,
-            "hats": len(r.body["grids"]["hat"]) if r.kind == "city" else 1,
+            "hats": _n_hats(r),
             "users_charged": r.n_users,
             "largest_charge": r.max_charge,
             "namespace": r.namespace,
@@ -202,6 +202,15 @@ def releases_table(book: Ledger) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=columns).iloc[::-1].reset_index(drop=True)
 
 
+def _n_hats(record) -> int:
+    """HATs a recorded release covers (city: its grids; every-HAT release: its HATs)."""
+    if record.kind == "city":
+        return len(record.body["grids"]["hat"])
+    if record.kind == batch.KIND:
+        return len(record.body["hats"]["hat"])
+    return 1
+
+
 def recorded_table(book: Ledger, release_ids: list[str]) -> pd.DataFrame:
     """The publishable table (``core.publish.files``) of the given recorded releases."""
     wanted = set(release_ids)
@@ -211,6 +220,8 @@ def recorded_table(book: Ledger, release_ids: list[str]) -> pd.DataFrame:
             continue
         if r.kind == "city":
             parts.append(files.city_table(city.CityRelease.from_record(r, book.path)))
+        elif r.kind == batch.KIND:
+            parts.append(files.hats_table(batch.HatsRelease.from_record(r, book.path)))
         else:
             parts.append(files.hat_table(LedgerEntry.from_record(r, book.path)))
     if not parts:
