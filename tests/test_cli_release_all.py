@@ -43,7 +43,7 @@ def test_release_all_writes_one_row_per_hat_equal_to_core(capsys, raw_csv, tmp_p
 @pytest.mark.parametrize(
     "extra, needle",
     [
-        (["--output", "OUT"], "simulated only: give --seed"),
+        (["--seed", "1", "--budget", "3", "--output", "OUT"], "--budget is for published"),
         (["--seed", "1"], "--all needs --output"),
         (["--seed", "1", "--output", "OUT", "--m-ub", "2"], "drop --m-ub"),
     ],

@@ -154,7 +154,7 @@ def test_release_all_of_one_slot(capsys, files, tmp_path):
 @pytest.mark.parametrize(
     "extra, needle",
     [
-        (["--output", "OUT"], "simulated only: give --seed"),
+        (["--seed", "1", "--budget", "3", "--output", "OUT"], "--budget is for published"),
         (["--seed", "1"], "--all needs --output"),
         (["--seed", "1", "--output", "OUT", "--m-ub", "2"], "drop --m-ub"),
         (["--seed", "1", "--output", "x.json"], "must end in .csv or .parquet"),
