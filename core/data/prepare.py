@@ -629,7 +629,9 @@ class RowHashes:
         self.rows += int(hashes.size)
         if not hashes.size:
             return
-        distinct = np.unique(hashes.astype(np.uint64, copy=False))  # sorted
+        # polars' hash-based unique, then a sort of the distinct values only (numpy's
+        # np.unique was 10x slower on 5·10^6 hashes)
+        distinct = np.sort(pl.Series(hashes.astype(np.uint64, copy=False)).unique().to_numpy())
         bounds = np.searchsorted(distinct, np.arange(1, 16, dtype=np.uint64) << self._SHIFT)
         for bucket, piece in enumerate(np.split(distinct, bounds)):
             if piece.size:

@@ -119,7 +119,7 @@ class _Batches:
                 raise
             self.infer = None
             raise _Restart from None
-        except (KeyboardInterrupt, SystemExit, HexplorerError, _Restart):
+        except (KeyboardInterrupt, SystemExit, GeneratorExit, HexplorerError, _Restart):
             raise
         except BaseException as exc:  # polars raises many types (even Rust panics)
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
