@@ -75,7 +75,7 @@ def base(spec: DataSpec, slot: str) -> pd.DataFrame:
             "users": g.users_per_grid,
             "records": g.records,
             "true_mean": true_mean,
-            "pos": [maps.centre(c) for c in cells],
+            "pos": [[round(x, 5) for x in maps.centre(c)] for c in cells],  # 1 m
         }
     )
     frame["users_text"] = [f"{v:,}" for v in frame["users"]]

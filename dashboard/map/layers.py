@@ -13,13 +13,15 @@ zoom in either moves both. Each layer is drawn in one view only: the Deck's ``la
 deck.gl JSON expression (``@@=``, member access only, no function calls) comparing the first
 letter of the layer's id with the view's id ("a…" layers in view "a", "b…" in view "b").
 
-Layer data are lists of plain dicts built column-wise from a DataFrame (``to_dict("records")``),
-with no Python work per hexagon besides that conversion.
+Layer rows are small plain dicts (short keys; outline colour and width are deck.gl expressions of
+a trust code), built column-wise, and the Deck's JSON is written without whitespace
+(:class:`CompactDeck`): Streamlit sends the whole Deck on every ε step.
 """
 
 from __future__ import annotations
 
 import copy
+import json
 import math
 from dataclasses import dataclass
 
@@ -27,6 +29,7 @@ import h3
 import numpy as np
 import pandas as pd
 import pydeck as pdk
+from pydeck.bindings.json_tools import default_serialize
 
 from core.citywide.derived import TRUST_LABELS
 from dashboard.common import maps
@@ -222,6 +225,7 @@ class Styled:
     width: np.ndarray
     bins: np.ndarray
     faded: np.ndarray
+    code: np.ndarray  # 0 plain, 1 over target, 2 no useful release (the rows' "q")
 
     def dimmed(self) -> np.ndarray:
         """Indices of the hexagons drawn faded (over target or no useful release)."""
@@ -244,6 +248,7 @@ def style(values: np.ndarray, scale: ColourScale, classes: np.ndarray | None) ->
     line = np.tile(np.array([255, 255, 255, 140], dtype=np.int64), (n, 1))
     width = np.ones(n)
     faded = np.zeros(n, dtype=bool)
+    code = np.zeros(n, dtype=np.int64)
     if classes is not None:
         classes = np.asarray(classes)
         over, no_use = classes == 1, classes == 2
@@ -253,7 +258,8 @@ def style(values: np.ndarray, scale: ColourScale, classes: np.ndarray | None) ->
         line[no_use] = [*NO_USE_OUTLINE, 255]
         faded = over | no_use
         width[faded] = OUTLINE_PX
-    return Styled(fill=fill, line=line, width=width, bins=bins, faded=faded)
+        code[over], code[no_use] = 1, 2
+    return Styled(fill=fill, line=line, width=width, bins=bins, faded=faded, code=code)
 
 
 def trust_legend(classes: np.ndarray, target: float, upper: float, units: Units) -> list[str]:
@@ -274,62 +280,113 @@ def trust_legend(classes: np.ndarray, target: float, upper: float, units: Units)
     ]
 
 
-def records(base: pd.DataFrame, styled: Styled, texts: dict) -> list[dict]:
-    """Layer rows: ``base``'s cell and pos, the styling, and tooltip texts (column-wise)."""
-    frame = pd.DataFrame(
-        {
-            "cell": base["cell"].to_numpy(),
-            "pos": base["pos"].to_numpy(),
-            "fill": styled.fill.tolist(),
-            "line": styled.line.tolist(),
-            "lw": styled.width.tolist(),
-            **texts,
-        }
-    )
-    return frame.to_dict("records")
+LINE_COLOR = (
+    f"q == 1 ? [{', '.join(map(str, OVER_OUTLINE))}, 255] : "
+    f"(q == 2 ? [{', '.join(map(str, NO_USE_OUTLINE))}, 255] : [255, 255, 255, 140])"
+)
+"""deck.gl JSON expression of the outline colour from the row's trust code ``q`` (no per-row
+array: the rows stay small)."""
+LINE_WIDTH = f"q > 0 ? {OUTLINE_PX:g} : 1"
+DOTS_BELOW_PX = 4 * maps.MIN_HEX_PIXELS
+"""Centre dots are drawn when the fitted view's hexagons are narrower than this (two zoom
+levels of headroom before they would be too small to see); wider hexagons show themselves."""
+DENSITY_MAX_HEXAGONS = 2_000
+"""Above this many hexagons in the slot, the slot itself shows where the data are: the record
+density context (one more layer of every cell, sent on every ε step) is left out."""
 
 
-def hexagon_layers(rows: list[dict], *, layer_id: str, pickable: bool) -> list[pdk.Layer]:
-    """H3 hexagons and centre dots (never under ``maps.MIN_POINT_PIXELS``) with per-row
-    outline colour and width, so the faded hexagons keep a visible outline at any zoom."""
-    if not rows:
+@dataclass(frozen=True, kw_only=True)
+class Rows:
+    """The rows of one map's layers: the hexagons (pickable, with the tooltip texts) and, when
+    drawn, the centre dots (``pos``, ``fill``, ``q`` only)."""
+
+    hexagons: list[dict]
+    dots: list[dict] | None = None
+
+
+def records(base: pd.DataFrame, styled: Styled, texts: dict, *, dots: bool = True) -> Rows:
+    """Layer rows, small because Streamlit sends every row on every ε step: ``hat``, ``cell``,
+    ``fill`` (RGB), ``q`` (trust code: outline by :data:`LINE_COLOR`) and the tooltip texts
+    (``texts``: short keys, see :data:`TOOLTIP_LINES`); with ``dots``, the dots' own rows.
+    Built column-wise; the one pass per row is the conversion to the dicts pydeck serialises."""
+    keys = ["hat", "cell", "fill", "q", *texts]
+    fill, code = styled.fill[:, :3].tolist(), styled.code.tolist()
+    columns = [
+        base["hat"].tolist(),
+        base["cell"].tolist(),
+        fill,
+        code,
+        *(np.asarray(v).tolist() for v in texts.values()),
+    ]
+    hexagons = [dict(zip(keys, row, strict=True)) for row in zip(*columns, strict=True)]
+    if not dots:
+        return Rows(hexagons=hexagons)
+    points = [
+        {"pos": p, "fill": f, "q": q}
+        for p, f, q in zip(base["pos"].tolist(), fill, code, strict=True)
+    ]
+    return Rows(hexagons=hexagons, dots=points)
+
+
+def hexagon_layers(rows: Rows, *, layer_id: str, pickable: bool) -> list[pdk.Layer]:
+    """H3 hexagons and, when ``rows`` has them, centre dots (never under
+    ``maps.MIN_POINT_PIXELS``; not pickable: the hexagons answer the mouse), with the outline
+    colour and width of each row's trust code, so the faded hexagons keep a visible outline at
+    any zoom. Ids ``layer_id`` and ``layer_id-points``."""
+    if not rows.hexagons:
         return []
-    edge_m = float(h3.average_hexagon_edge_length(h3.get_resolution(rows[0]["cell"]), "m"))
     out = [
         pdk.Layer(
             "H3HexagonLayer",
-            data=rows,
+            data=rows.hexagons,
             id=layer_id,
             get_hexagon="cell",
             get_fill_color="fill",
-            get_line_color="line",
-            get_line_width="lw",
+            get_line_color=LINE_COLOR,
+            get_line_width=LINE_WIDTH,
             stroked=True,
             filled=True,
             extruded=False,
             pickable=pickable,
             auto_highlight=pickable,
-        ),
-        pdk.Layer(
-            "ScatterplotLayer",
-            data=rows,
-            id=f"{layer_id}-{maps.POINTS_SUFFIX}",
-            get_position="pos",
-            get_fill_color="fill",
-            get_line_color="line",
-            get_line_width="lw",
-            get_radius=0.8 * edge_m,
-            radius_min_pixels=maps.MIN_POINT_PIXELS,
-            stroked=True,
-            filled=True,
-            pickable=pickable,
-        ),
+        )
     ]
+    if rows.dots:
+        cell = rows.hexagons[0]["cell"]
+        edge_m = float(h3.average_hexagon_edge_length(h3.get_resolution(cell), "m"))
+        out.append(
+            pdk.Layer(
+                "ScatterplotLayer",
+                data=rows.dots,
+                id=f"{layer_id}-{maps.POINTS_SUFFIX}",
+                get_position="pos",
+                get_fill_color="fill",
+                get_line_color=LINE_COLOR,
+                get_line_width=LINE_WIDTH,
+                get_radius=0.8 * edge_m,
+                radius_min_pixels=maps.MIN_POINT_PIXELS,
+                stroked=True,
+                filled=True,
+                pickable=False,
+            )
+        )
     for layer in out:
         # Set after construction: pydeck turns every string keyword into an accessor
         # ("@@=pixels"), which deck.gl then reads as a function, not as the units.
         layer.line_width_units = "pixels"
     return out
+
+
+class CompactDeck(pdk.Deck):
+    """A Deck whose JSON has no indentation and no sorted keys.
+
+    pydeck writes ``json.dumps(..., indent=2, sort_keys=True)``: every number of every row on
+    its own line, 17 MB for 10⁴ hexagons, which Streamlit sends and the browser parses on every
+    ε step. The same JSON without whitespace is a sixth of that.
+    """
+
+    def to_json(self) -> str:
+        return json.dumps(self, default=default_serialize, separators=(",", ":"))
 
 
 def selected_layer(cell: str, layer_id: str = maps.SELECTED_LAYER_ID) -> pdk.Layer:
@@ -350,14 +407,15 @@ def selected_layer(cell: str, layer_id: str = maps.SELECTED_LAYER_ID) -> pdk.Lay
 
 TOOLTIP_LINES = (
     ("cell", "hexagon"),
-    ("value_text", "{value}"),
-    ("users_text", "{users}"),
-    ("records_text", "records"),
-    ("m_ub_text", "m_UB"),
-    ("error_text", "worst-case error"),
-    ("true_text", "true mean ({unit})"),
-    ("class_text", "trust"),
+    ("v", "{value}"),
+    ("u", "{users}"),
+    ("r", "records"),
+    ("m", "m_UB"),
+    ("e", "worst-case error"),
+    ("t", "true mean ({unit})"),
+    ("k", "trust"),
 )
+"""The tooltip's lines: (row key, label)."""
 
 
 def tooltip(value_label: str, units: Units, *, prefix: str = "") -> dict:
@@ -371,7 +429,7 @@ def tooltip(value_label: str, units: Units, *, prefix: str = "") -> dict:
 
 
 def error_deck(
-    rows: list[dict],
+    rows: Rows,
     view: pdk.ViewState,
     *,
     tooltip_spec: dict,
@@ -385,12 +443,19 @@ def error_deck(
     layers += hexagon_layers(rows, layer_id=maps.pick_layer_id(pick_token), pickable=True)
     if selected_cell is not None:
         layers.append(selected_layer(selected_cell))
-    return maps.deck(layers, view, tooltip=tooltip_spec, basemap=basemap)
+    style = {"map_provider": "carto", "map_style": maps.BASEMAP_STYLE} if basemap else {}
+    return CompactDeck(
+        layers=layers,
+        initial_view_state=view,
+        views=[pdk.View(type="MapView", controller=dict(maps.CONTROLLER))],
+        tooltip=tooltip_spec,
+        **(style if basemap else {"map_provider": None}),
+    )
 
 
 def split_deck(
-    rows_a: list[dict],
-    rows_b: list[dict],
+    rows_a: Rows,
+    rows_b: Rows,
     view: pdk.ViewState,
     *,
     tooltip_spec: dict,
@@ -421,7 +486,7 @@ def split_deck(
             controller=dict(maps.CONTROLLER),
         ),
     ]
-    deck = pdk.Deck(
+    deck = CompactDeck(
         layers=layers,
         initial_view_state=view,
         views=views,

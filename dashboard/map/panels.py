@@ -133,10 +133,10 @@ def _texts(metric: str, values, sh: mc.Shown, u) -> dict[str, np.ndarray]:
     else:
         value_text = np.char.add(np.char.mod("%.2f", values), f" {u.value}")
     return {
-        "value_text": value_text,
-        "m_ub_text": np.where(sh.m_ub >= 0, sh.m_ub.astype(str), "–"),
-        "error_text": np.char.add(np.char.mod("±%.2f", sh.error), f" {u.value}"),
-        "class_text": labels[sh.classes],
+        "v": value_text,
+        "m": np.where(sh.m_ub >= 0, sh.m_ub.astype(str), "–"),
+        "e": np.char.add(np.char.mod("±%.2f", sh.error), f" {u.value}"),
+        "k": labels[sh.classes],
     }
 
 
@@ -195,13 +195,18 @@ def map_view(
     scale = _scale(metric, sh.values, target, spec.upper, u, bool(ss[ms.AUTO_SCALE]))
     classes = None if metric == "within_target" else sh.classes
     styled = layers.style(sh.values, scale, classes)
-    rows = layers.records(base, styled, {**_base_texts(base), **_texts(metric, sh.values, sh, u)})
     view, map_scale = mc.view(spec, slot, MAP_WIDTH_PX)
+    rows = layers.records(
+        base,
+        styled,
+        {**_base_texts(base), **_texts(metric, sh.values, sh, u)},
+        dots=map_scale.hex_px < layers.DOTS_BELOW_PX,
+    )
     deck = layers.error_deck(
         rows,
         view,
         tooltip_spec=layers.tooltip(labels[metric], u),
-        density=mc.density(spec),
+        density=_context(spec, base),
         selected_cell=selected_cell,
         pick_token=int(ss.get(state.MAP_CLICKS, 0)),
         basemap=basemap,
@@ -276,8 +281,15 @@ def map_view(
         )
 
 
+def _context(spec: DataSpec, base) -> list | None:
+    """The record-density context layers, unless the slot's own hexagons are many enough to
+    show where the data are (:data:`dashboard.map.layers.DENSITY_MAX_HEXAGONS`)."""
+    return mc.density(spec) if len(base) <= layers.DENSITY_MAX_HEXAGONS else None
+
+
 def _base_texts(base) -> dict[str, np.ndarray]:
-    return {c: base[c].to_numpy() for c in ("users_text", "records_text", "true_text")}
+    """The tooltip texts that do not change with ε (users, records, true mean)."""
+    return {"u": base["users_text"], "r": base["records_text"], "t": base["true_text"]}
 
 
 def download_table(frame, u):
@@ -447,19 +459,22 @@ def split_view(spec: DataSpec, slot: str) -> None:
     texts = _base_texts(base)
     if ss[ms.SPLIT_SHOW] == "sides":
         scale = layers.error_scale(target, u)
+        view, half_scale = mc.view(spec, slot, MAP_WIDTH_PX // 2)
+        dots = half_scale.hex_px < layers.DOTS_BELOW_PX
         rows = []
         for sh in (sh_a, sh_b):
             styled = layers.style(sh.values, scale, sh.classes)
             rows.append(
-                layers.records(base, styled, {**texts, **_texts("error", sh.values, sh, u)})
+                layers.records(
+                    base, styled, {**texts, **_texts("error", sh.values, sh, u)}, dots=dots
+                )
             )
-        view, _ = mc.view(spec, slot, MAP_WIDTH_PX // 2)
         deck = layers.split_deck(
             rows[0],
             rows[1],
             view,
             tooltip_spec=layers.tooltip(metric_labels(u)["error"], u),
-            density=mc.density(spec),
+            density=_context(spec, base),
         )
         st.pydeck_chart(
             deck,
@@ -474,17 +489,18 @@ def split_view(spec: DataSpec, slot: str) -> None:
         diff = sh_b.error - sh_a.error
         styled = layers.style(diff, scale, None)
         value_text = np.char.add(np.char.mod("%+.2f", diff), f" {u.value}")
+        view, full_scale = mc.view(spec, slot, MAP_WIDTH_PX)
         rows_d = layers.records(
             base,
             styled,
-            {**texts, **_texts("error", sh_b.values, sh_b, u), "value_text": value_text},
+            {**texts, **_texts("error", sh_b.values, sh_b, u), "v": value_text},
+            dots=full_scale.hex_px < layers.DOTS_BELOW_PX,
         )
-        view, _ = mc.view(spec, slot, MAP_WIDTH_PX)
         deck = layers.error_deck(
             rows_d,
             view,
             tooltip_spec=layers.tooltip("error B − error A", u),
-            density=mc.density(spec),
+            density=_context(spec, base),
         )
         st.pydeck_chart(
             deck,

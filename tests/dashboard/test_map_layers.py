@@ -9,6 +9,7 @@ import math
 import h3
 import numpy as np
 import pandas as pd
+import pydeck as pdk
 import pytest
 
 from core.citywide import derived, errors
@@ -30,6 +31,7 @@ def demo_slot():
     cells = [str(c) for c in g.cells]
     base = pd.DataFrame(
         {
+            "hat": table.hats.astype(str),
             "cell": cells,
             "pos": [maps.centre(c) for c in cells],
             "records": table.records,
@@ -99,15 +101,15 @@ def test_legend_text_carries_the_units_and_counts():
     assert layers.value_scale(30.0, KNOTS).labels[-1] == "25.0 – 30.0 knots"
     assert layers.difference_scale(4.0, KNOTS).labels[0] == "B better by > 4.00 knots"
     tip = layers.tooltip("error at ε (knots)", KNOTS)["text"]
-    for word in ("ships: {users_text}", "records: {records_text}", "m_UB: {m_ub_text}",
-                 "worst-case error: {error_text}", "true mean (knots): {true_text}"):  # fmt: skip
+    for word in ("ships: {u}", "records: {r}", "m_UB: {m}", "worst-case error: {e}",
+                 "true mean (knots): {t}", "trust: {k}"):  # fmt: skip
         assert word in tip
 
 
 def test_split_deck_has_two_views_sharing_one_view_state(demo_slot):
     table, base = demo_slot
     scale = layers.error_scale(5.0, KNOTS)
-    texts = {"value_text": ["x"] * len(base)}
+    texts = {"v": ["x"] * len(base)}
     rows = [
         layers.records(base, layers.style(errors.errors_at(table, e).total, scale, None), texts)
         for e in (0.5, 2.0)
@@ -132,22 +134,34 @@ def test_split_deck_has_two_views_sharing_one_view_state(demo_slot):
     assert fills[0] != fills[1]  # the two sides differ
 
 
-def test_error_deck_layers_carry_per_hexagon_outlines(demo_slot):
+def test_error_deck_rows_are_small_and_outlines_follow_the_trust_code(demo_slot):
     table, base = demo_slot
     at = errors.errors_at(table, 1.0)
     classes = derived.trust_classes(at.total, target=5.0, upper=U)
     styled = layers.style(at.total, layers.error_scale(5.0, KNOTS), classes)
-    rows = layers.records(base, styled, {"value_text": ["v"] * len(base)})
+    rows = layers.records(base, styled, {"v": ["v"] * len(base)}, dots=False)
+    assert rows.dots is None
+    assert set(rows.hexagons[0]) == {"hat", "cell", "fill", "q", "v"}
+    assert [r["q"] for r in rows.hexagons] == classes.tolist()  # 0 within, 1 over, 2 none
+    assert [r["fill"] for r in rows.hexagons] == styled.fill[:, :3].tolist()
     view, _ = maps.fit_view(base["cell"].tolist())
-    spec = json.loads(
-        layers.error_deck(rows, view, tooltip_spec={"text": ""}, selected_cell=rows[0]["cell"],
-                          pick_token=3).to_json()
-    )  # fmt: skip
-    hexes = next(x for x in spec["layers"] if x["id"] == "hexagons-3")
-    assert hexes["getLineColor"] == "@@=line" and hexes["getLineWidth"] == "@@=lw"
+    deck = layers.error_deck(rows, view, tooltip_spec={"text": ""}, selected_cell=rows.hexagons[0]["cell"],
+                             pick_token=3)  # fmt: skip
+    text = deck.to_json()
+    assert "\n" not in text and len(text) < len(pdk.Deck.to_json(deck)) / 2  # compact JSON
+    spec = json.loads(text)
+    ids = [x["id"] for x in spec["layers"]]
+    assert ids == ["hexagons-3", maps.SELECTED_LAYER_ID]  # no dots: hexagons are wide enough
+    hexes = spec["layers"][0]
+    assert hexes["getLineColor"] == f"@@={layers.LINE_COLOR}"
+    assert hexes["getLineWidth"] == f"@@={layers.LINE_WIDTH}"
     assert hexes["lineWidthUnits"] == "pixels"  # a plain string, not an accessor
-    assert [r["lw"] for r in hexes["data"]] == styled.width.tolist()
-    assert spec["layers"][-1]["id"] == maps.SELECTED_LAYER_ID
+    assert "[230, 97, 1, 255]" in layers.LINE_COLOR  # over target: the orange outline
+    with_dots = layers.records(base, styled, {}, dots=True)
+    assert with_dots.dots is not None and set(with_dots.dots[0]) == {"pos", "fill", "q"}
+    drawn = layers.hexagon_layers(with_dots, layer_id="h", pickable=True)
+    assert [x.id for x in drawn] == ["h", "h-points"]
+    assert drawn[1].pickable is False
 
 
 def test_handout_map_has_one_trace_per_colour_and_the_dimmed_classes(demo_slot):
