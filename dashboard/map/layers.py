@@ -305,14 +305,13 @@ class Rows:
 
 
 def records(base: pd.DataFrame, styled: Styled, texts: dict, *, dots: bool = True) -> Rows:
-    """Layer rows, small because Streamlit sends every row on every ε step: ``hat``, ``cell``,
-    ``fill`` (RGB), ``q`` (trust code: outline by :data:`LINE_COLOR`) and the tooltip texts
+    """Layer rows, small because Streamlit sends every row on every ε step: ``cell`` (the slot is
+    the page's, so a click names the HAT), ``fill`` (RGB), ``q`` (trust code: outline by :data:`LINE_COLOR`) and the tooltip texts
     (``texts``: short keys, see :data:`TOOLTIP_LINES`); with ``dots``, the dots' own rows.
     Built column-wise; the one pass per row is the conversion to the dicts pydeck serialises."""
-    keys = ["hat", "cell", "fill", "q", *texts]
+    keys = ["cell", "fill", "q", *texts]
     fill, code = styled.fill[:, :3].tolist(), styled.code.tolist()
     columns = [
-        base["hat"].tolist(),
         base["cell"].tolist(),
         fill,
         code,
@@ -411,19 +410,21 @@ TOOLTIP_LINES = (
     ("u", "{users}"),
     ("r", "records"),
     ("m", "m_UB"),
-    ("e", "worst-case error"),
+    ("e", "worst-case error (±{unit})"),
     ("t", "true mean ({unit})"),
     ("k", "trust"),
 )
 """The tooltip's lines: (row key, label)."""
 
 
-def tooltip(value_label: str, units: Units, *, prefix: str = "") -> dict:
-    """The tooltip: users, records, m_UB, error and true mean with units (and the value shown)."""
+def tooltip(value_label: str | None, units: Units, *, prefix: str = "") -> dict:
+    """The tooltip: users, records, m_UB, error and true mean, units in the labels, and the
+    value shown (``value_label``; None when it is the error itself)."""
     names = {"{value}": value_label, "{users}": units.users}
     lines = [
-        f"{prefix}{names.get(label, label).replace('{unit}', units.value)}: {{{col}}}"
+        f"{prefix}{(names.get(label) or label).replace('{unit}', units.value)}: {{{col}}}"
         for col, label in TOOLTIP_LINES
+        if not (col == "v" and value_label is None)
     ]
     return {"text": "\n".join(lines)}
 

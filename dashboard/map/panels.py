@@ -15,6 +15,7 @@ feature's).
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable
 
@@ -48,14 +49,26 @@ def metric_labels(u: units.Units) -> dict[str, str]:
     }
 
 
+def _value_label(metric: str, labels: dict[str, str], u) -> str:
+    """The tooltip's name for the coloured value, with its unit."""
+    return f"{labels[metric]} ({u.value})" if metric == "release" else labels[metric]
+
+
 def _mechanism_label(name: str) -> str:
     return f"{name} — {get_mechanism(name).title}"
 
 
-def _on_map_select() -> None:
+def _on_map_select(slot: str | None = None) -> None:
+    """A click on a hexagon selects its HAT: the row's ``hat``, or (error map rows, which carry
+    only the cell) the cell in ``slot``."""
     row = picked_row(st.session_state.get(state.MAP_DECK), maps.HEX_LAYER_ID)
+    label = None
     if row is not None and "hat" in row:
-        select_hat(str(row["hat"]))
+        label = str(row["hat"])
+    elif row is not None and "cell" in row and slot is not None:
+        label = f"{row['cell']}/{slot}"
+    if label is not None:
+        select_hat(label)
         st.session_state[ms.APP_RERUN] = True  # the rest of the page shows the HAT
     st.session_state[state.MAP_CLICKS] = int(st.session_state.get(state.MAP_CLICKS, 0)) + 1
 
@@ -131,13 +144,15 @@ def _texts(metric: str, values, sh: mc.Shown, u) -> dict[str, np.ndarray]:
     elif metric == "within_target":
         value_text = labels[sh.classes]
     else:
-        value_text = np.char.add(np.char.mod("%.2f", values), f" {u.value}")
-    return {
-        "v": value_text,
+        value_text = np.char.mod("%.2f", values)  # the unit is in the tooltip's label
+    out = {
         "m": np.where(sh.m_ub >= 0, sh.m_ub.astype(str), "–"),
-        "e": np.char.add(np.char.mod("±%.2f", sh.error), f" {u.value}"),
+        "e": np.char.mod("%.2f", sh.error),
         "k": labels[sh.classes],
     }
+    if metric != "error":  # the error map's value is the error itself: not sent twice
+        out["v"] = value_text
+    return out
 
 
 def error_frame(base, sh: mc.Shown, at, *, target: float, noisy=None):
@@ -205,7 +220,9 @@ def map_view(
     deck = layers.error_deck(
         rows,
         view,
-        tooltip_spec=layers.tooltip(labels[metric], u),
+        tooltip_spec=layers.tooltip(
+            None if metric == "error" else _value_label(metric, labels, u), u
+        ),
         density=_context(spec, base),
         selected_cell=selected_cell,
         pick_token=int(ss.get(state.MAP_CLICKS, 0)),
@@ -215,7 +232,7 @@ def map_view(
     with left:
         st.pydeck_chart(
             deck,
-            on_select=_on_map_select,
+            on_select=functools.partial(_on_map_select, slot),
             selection_mode="single-object",
             key=state.MAP_DECK,
             height=maps.MAP_HEIGHT_PX,
@@ -473,7 +490,7 @@ def split_view(spec: DataSpec, slot: str) -> None:
             rows[0],
             rows[1],
             view,
-            tooltip_spec=layers.tooltip(metric_labels(u)["error"], u),
+            tooltip_spec=layers.tooltip(None, u),
             density=_context(spec, base),
         )
         st.pydeck_chart(
@@ -488,7 +505,7 @@ def split_view(spec: DataSpec, slot: str) -> None:
         scale = layers.difference_scale(target, u)
         diff = sh_b.error - sh_a.error
         styled = layers.style(diff, scale, None)
-        value_text = np.char.add(np.char.mod("%+.2f", diff), f" {u.value}")
+        value_text = np.char.mod("%+.2f", diff)
         view, full_scale = mc.view(spec, slot, MAP_WIDTH_PX)
         rows_d = layers.records(
             base,
@@ -499,7 +516,7 @@ def split_view(spec: DataSpec, slot: str) -> None:
         deck = layers.error_deck(
             rows_d,
             view,
-            tooltip_spec=layers.tooltip("error B − error A", u),
+            tooltip_spec=layers.tooltip(f"error B − error A ({u.value})", u),
             density=_context(spec, base),
         )
         st.pydeck_chart(

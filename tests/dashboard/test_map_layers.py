@@ -100,8 +100,10 @@ def test_legend_text_carries_the_units_and_counts():
     assert layers.relative_scale().labels[:2] == ("0 – 2.5%", "2.5 – 5%")
     assert layers.value_scale(30.0, KNOTS).labels[-1] == "25.0 – 30.0 knots"
     assert layers.difference_scale(4.0, KNOTS).labels[0] == "B better by > 4.00 knots"
-    tip = layers.tooltip("error at ε (knots)", KNOTS)["text"]
-    for word in ("ships: {u}", "records: {r}", "m_UB: {m}", "worst-case error: {e}",
+    assert "{v}" not in layers.tooltip(None, KNOTS)["text"]  # the error map's value is e
+    tip = layers.tooltip("relative error", KNOTS)["text"]
+    assert "relative error: {v}" in tip
+    for word in ("ships: {u}", "records: {r}", "m_UB: {m}", "worst-case error (±knots): {e}",
                  "true mean (knots): {t}", "trust: {k}"):  # fmt: skip
         assert word in tip
 
@@ -141,7 +143,7 @@ def test_error_deck_rows_are_small_and_outlines_follow_the_trust_code(demo_slot)
     styled = layers.style(at.total, layers.error_scale(5.0, KNOTS), classes)
     rows = layers.records(base, styled, {"v": ["v"] * len(base)}, dots=False)
     assert rows.dots is None
-    assert set(rows.hexagons[0]) == {"hat", "cell", "fill", "q", "v"}
+    assert set(rows.hexagons[0]) == {"cell", "fill", "q", "v"}
     assert [r["q"] for r in rows.hexagons] == classes.tolist()  # 0 within, 1 over, 2 none
     assert [r["fill"] for r in rows.hexagons] == styled.fill[:, :3].tolist()
     view, _ = maps.fit_view(base["cell"].tolist())
