@@ -50,14 +50,35 @@ def table(
         file_name = f"{name}.csv"
     else:
         file_name = downloads.file_name(name, provenance)
-    st.download_button(
+    download(
         f"Download {name}.csv",
-        data=csv_maker(df, provenance),
+        csv_maker(df, provenance),
         file_name=file_name,
-        mime="text/csv",
         key=f"download_{key}",
-        icon=":material/download:",
         help=f"Saved as {file_name}",
+    )
+
+
+def download(
+    label: str,
+    make: Callable[[], bytes],
+    *,
+    file_name: str,
+    key: str,
+    help: str,
+    mime: str = "text/csv",
+    column=None,
+) -> None:
+    """A deferred download button: ``make()`` runs only when it is clicked (a rerun pays
+    nothing for files nobody takes), and the click does not rerun the page."""
+    (column or st).download_button(
+        label,
+        data=make,
+        file_name=file_name,
+        mime=mime,
+        key=key,
+        icon=":material/download:",
+        help=help,
         on_click="ignore",
     )
 

@@ -331,25 +331,22 @@ def _downloads(frame, prov, u) -> None:
     csv_name = downloads.file_name("error-map", prov)
     geo_name = downloads.file_name("error-map", prov, ext="geojson")
     c = st.columns(2)
-    c[0].download_button(
+    ui.download(
         "Download the error map (CSV)",
-        data=lambda: csv_file(frame, prov, u),
+        lambda: csv_file(frame, prov, u),
         file_name=csv_name,
-        mime="text/csv",
         key="download_map_errors_csv",
-        icon=":material/download:",
-        on_click="ignore",
         help=f"One row per hexagon with the provenance columns; saved as {csv_name}",
+        column=c[0],
     )
-    c[1].download_button(
+    ui.download(
         "Download the error map (GeoJSON)",
-        data=lambda: geojson_file(frame, prov, u),
+        lambda: geojson_file(frame, prov, u),
         file_name=geo_name,
         mime="application/geo+json",
         key="download_map_errors_geojson",
-        icon=":material/download:",
-        on_click="ignore",
         help=f"Hexagon polygons with the same properties; saved as {geo_name}",
+        column=c[1],
     )
 
 

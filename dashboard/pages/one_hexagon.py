@@ -190,9 +190,9 @@ def _tables(
     )
     ui.table(simulation, name="simulation", key="simulation", provenance=prov())
     releases_prov = prov(m_ub=m_ub)
-    st.download_button(
+    ui.download(
         f"Download releases.csv (every simulated release, {n_runs:,} per mechanism)",
-        data=lambda: downloads.csv_bytes(
+        lambda: downloads.csv_bytes(
             downloads.with_units(
                 hx.releases_table(sims, upper), units, values=["release", "raw_release"]
             ),
@@ -200,10 +200,7 @@ def _tables(
         ),
         file_name=downloads.file_name("releases", releases_prov),
         help=f"Saved as {downloads.file_name('releases', releases_prov)}",
-        mime="text/csv",
         key="download_releases",
-        icon=":material/download:",
-        on_click="ignore",
     )
     ui.table(curve, name="error_curve", key="error_curve", height=240, provenance=prov(seed=None))
     ui.table(steps, name="staircase", key="staircase", provenance=prov(epsilon=None, seed=None))
