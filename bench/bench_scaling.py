@@ -3,8 +3,8 @@
 The task: raw bus records (Parquet) -> summaries file (``hexplorer prepare``, the out-of-core
 polars engine) -> one simulated arrayavg-best release for every HAT (``release --all``,
 :mod:`core.citywide.batch`). Also, where asked: the same preparation with the Spark engine on
-``local[2]`` (``--spark-rows``), the per-HAT Python loop (``--loop-rows``), and PipelineDP on the
-same records (``--compare-rows``; ``pip install -e ".[bench]"``).
+```local[2]`` (``--spark-rows``), the per-HAT Python loop (``--loop-rows``), and PipelineDP and
+OpenDP's Polars API on the same task (``--compare-rows``; see "The comparison" below).
 
 Targets (issue 11): 10⁸ records prepare with peak memory below 4 GB; all HATs of a 10⁷-record
 file released with arrayavg-best in ≤ 1 s after preparation.
@@ -17,7 +17,45 @@ vehicles of ``bench_prepare.make_records``, written in chunks of 10⁷ records (
 
 Run by hand::
 
-    python bench/bench_scaling.py --rows 1e6 1e7 1e8 --spark-rows 1e7 --compare-rows 1e6 1e7
+    python bench/bench_scaling.py --rows 1e6 1e7 1e8 --spark-rows 1e7 --compare-rows 1e6 1e7 \
+        --opendp-python .venv-opendp/bin/python
+
+``--rows`` with no values means no release-all measurement (the other stages still prepare).
+
+The comparison (``--compare-rows``): a user-level DP bounded mean per HAT over the same records,
+each library its own estimator. The input is built from the summaries file and not timed: one
+record per original record, ``(user, HAT, value)`` with value = that user's mean in that HAT
+(mean replacement, as ours), user and HAT as integer codes. Both get the HATs as public keys,
+per_user = the most HATs any user visits (so no cross-HAT sampling changes anything), m_UB = the
+median records per (HAT, user), values in [0, U] (U from the file's preparation settings, the
+default maximum speed 65), Laplace noise, δ = 0 and total ε = 1 × per_user (our per-HAT releases
+at ε = 1 compose to the same user-level loss, SPEC section 5).
+
+- PipelineDP (``pip install -e ".[bench]"``): ``DPEngine.aggregate`` with ``Metrics.MEAN`` on a
+  Python list of tuples, its local backend's native input (``bench_pipelinedp.run_pipelinedp``);
+  public partitions = the HAT list.
+- OpenDP's Polars API (``stage opendp``): ``dp.Context.compositor`` over the records as an
+  in-memory ``pl.LazyFrame`` with privacy unit ``dp.unit_of(contributions=1,
+  identifier=pl.col("user_id"))`` and a margin ``max_length`` = the record count (a loose public
+  bound that float sums need), then ``truncate_per_group(m_UB, by=["hat"])`` (a random sample of
+  each user's records per HAT), ``truncate_num_groups(per_user, by=["hat"], keep="first")``,
+  ``group_by("hat").agg(pl.col("value").dp.mean((0, U)))`` and ``with_keys`` (the HAT list as
+  explicit public keys; an ``invariant="keys"`` margin does not survive the truncation filters).
+  Timed: the context, ``resolve()`` (the privacy analysis and the Context's binary search for the
+  noise scale; reported apart as ``plan_seconds``) and the release collected (``run_seconds``).
+  OpenDP 0.16's Polars API needs the polars it was built against (``opendp[polars]`` pins
+  polars 1.36.1) while this project uses polars 2, so the stage runs in its own virtual
+  environment, ``--opendp-python``, which needs only ``pip install "opendp[polars]==0.16.0"``
+  (it reads the summaries with pyarrow and imports nothing from ``core``).
+
+What differs: PipelineDP's and OpenDP's means are noisy sum / noisy count of the bounded records
+(each half of the budget; the count's noise can make it ≤ 0, so some HATs come out infinite or
+negative), ours is arrayavg-best (BestFit array averaging, SPEC section 3); OpenDP samples the
+records kept per (user, HAT) at random where ours keeps the user's exact sum scaled (SPEC
+section 2), and its ``truncate_num_groups`` keeps a user's first HATs (``keep="sample"`` fails
+in 0.16 when grouping by one column: its sort key struct repeats the field name) — with
+per_user the maximum it keeps all of them anyway. Compared is the cost of one user-level DP
+mean per HAT over the same records, not the accuracy.
 
 Spark's peak memory is the Python driver's only (the JVM is a separate process), and its CPU
 seconds likewise. Each result also has the process's CPU seconds and the 1-minute load average
@@ -83,8 +121,9 @@ def cpu_seconds() -> float:
 def child(stage: str, source: str, target: str) -> dict:
     """One measurement (in its own process)."""
     out: dict = {"stage": stage}
-    import core.citywide.batch  # noqa: F401  (imports are not timed)
-    import core.data.stream  # noqa: F401
+    if stage != "opendp":  # that stage runs in OpenDP's own environment, without core's deps
+        import core.citywide.batch  # noqa: F401  (imports are not timed)
+        import core.data.stream  # noqa: F401
 
     t0 = time.perf_counter()
     c0 = cpu_seconds()
@@ -128,44 +167,125 @@ def child(stage: str, source: str, target: str) -> dict:
         )
     elif stage == "pipelinedp":
         out.update(_pipelinedp(source))
+    elif stage == "opendp":
+        out.update(_opendp(source))
     out["cpu_seconds"] = round(cpu_seconds() - c0, 2)
     out["load_average"] = round(os.getloadavg()[0], 1)
     out["peak_mb"] = round(peak_mb(), 1)
     return out
 
 
+def mean_records(summaries: str) -> dict:
+    """The comparison's input, built from a summaries file (not timed).
+
+    One record per original record: integer user and HAT codes and the user's mean in the HAT,
+    each (HAT, user) summary repeated ``m`` times. Reads with pyarrow and numpy only, so OpenDP's
+    own environment can run it too.
+
+    Returns
+    -------
+    dict
+        ``user``, ``hat``, ``value`` (arrays of one entry per record), ``n_hats``, ``per_user``
+        (the most HATs any user visits), ``m_ub`` (the median records per (HAT, user)) and
+        ``upper`` (U from the file's preparation settings).
+    """
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(summaries, columns=["hat", "user_id", "m", "s"])
+    hat_names, hat = np.unique(table["hat"].to_numpy().astype(str), return_inverse=True)
+    user = np.unique(table["user_id"].to_numpy().astype(str), return_inverse=True)[1]
+    m = table["m"].to_numpy()
+    mean = table["s"].to_numpy() / m
+    settings = json.loads(pq.read_schema(summaries).metadata[b"hexplorer.summaries"])
+    return {
+        "user": np.repeat(user, m),
+        "hat": np.repeat(hat, m),
+        "value": np.repeat(mean, m),
+        "n_hats": int(hat_names.size),
+        "per_user": int(np.bincount(user).max()),  # one summary row per (HAT, user)
+        "m_ub": int(np.median(m)),
+        "upper": float(settings["config"]["upper"]),
+    }
+
+
 def _pipelinedp(summaries: str) -> dict:
     """PipelineDP's DPEngine.aggregate(MEAN) per HAT on the prepared records (see
-    bench_pipelinedp.py for the parameters). Its input, one tuple per record (user, HAT, value
-    = the user's mean, mean replacement as ours), is built from the summaries and not timed."""
+    bench_pipelinedp.py for the parameters; its U is the same default 65). Its input, one tuple
+    per record (:func:`mean_records`), is built from the summaries and not timed."""
     sys.path.insert(0, str(ROOT / "bench"))
     import bench_pipelinedp as bp
 
-    from core.data.summaries import read_summaries
-
-    s = read_summaries(summaries).summaries
-    hat_names, codes = np.unique(s["hat"].to_numpy().astype(str), return_inverse=True)
-    user_codes = np.unique(s["user_id"].to_numpy().astype(str), return_inverse=True)[1]
-    m = s["m"].to_numpy()
-    mean = (s["s"] / s["m"]).to_numpy()
-    records = list(
-        zip(
-            np.repeat(user_codes, m).tolist(),
-            np.repeat(codes, m).tolist(),
-            np.repeat(mean, m).tolist(),
-            strict=True,
-        )
-    )
-    per_user = s.groupby("user_id")["hat"].nunique().max()
-    m_ub = int(np.median(m))
+    r = mean_records(summaries)
+    records = list(zip(r["user"].tolist(), r["hat"].tolist(), r["value"].tolist(), strict=True))
     t0 = time.perf_counter()
-    result = bp.run_pipelinedp(records, list(range(hat_names.size)), int(per_user), m_ub)
+    result = bp.run_pipelinedp(records, list(range(r["n_hats"])), r["per_user"], r["m_ub"])
     return {"seconds": time.perf_counter() - t0, "hats": len(result), "records": len(records)}
 
 
-def measure(stage: str, source: Path, target: Path) -> dict:
+def _opendp(summaries: str, epsilon: float = 1.0) -> dict:
+    """OpenDP's Polars API: a user-level DP mean per HAT on the prepared records (module
+    docstring, "The comparison"). Its input, an in-memory ``pl.LazyFrame`` of
+    :func:`mean_records`, is built and not timed; timed are the context, the query's
+    ``resolve()`` (``plan_seconds``) and its release collected (``run_seconds``)."""
+    import polars as pl
+
+    _check_opendp_polars()
+    import opendp.prelude as dp
+
+    dp.enable_features("contrib")
+    r = mean_records(summaries)
+    records = pl.DataFrame({"user_id": r["user"], "hat": r["hat"], "value": r["value"]})
+    keys = pl.DataFrame({"hat": np.arange(r["n_hats"], dtype=r["hat"].dtype)})
+    t0 = time.perf_counter()
+    context = dp.Context.compositor(
+        data=records.lazy(),
+        privacy_unit=dp.unit_of(contributions=1, identifier=pl.col("user_id")),
+        privacy_loss=dp.loss_of(epsilon=epsilon * r["per_user"]),
+        split_evenly_over=1,
+        margins=[dp.polars.Margin(max_length=records.height)],
+    )
+    query = (
+        context.query()
+        .truncate_per_group(r["m_ub"], by=[pl.col("hat")])
+        .truncate_num_groups(r["per_user"], by=[pl.col("hat")], keep="first")
+        .group_by("hat")
+        .agg(pl.col("value").dp.mean(bounds=(0.0, r["upper"])))
+        .with_keys(keys)
+    )
+    t1 = time.perf_counter()
+    measurement = query.resolve()
+    t2 = time.perf_counter()
+    result = context(measurement).collect()
+    t3 = time.perf_counter()
+    return {
+        "seconds": t3 - t0,
+        "plan_seconds": round(t2 - t1, 2),
+        "run_seconds": round(t3 - t2, 2),
+        "hats": result.height,
+        "records": records.height,
+    }
+
+
+def _check_opendp_polars() -> None:
+    """One line if this Python's polars is not the one OpenDP's Polars API was built against."""
+    from importlib.metadata import requires, version
+
+    wanted = [
+        r.split(";")[0].split("==")[1].strip()
+        for r in requires("opendp") or []
+        if r.startswith("polars==")
+    ]
+    if wanted and version("polars") != wanted[0]:
+        raise SystemExit(
+            f"OpenDP {version('opendp')}'s Polars API needs polars {wanted[0]} (this Python has "
+            f"{version('polars')}): pass --opendp-python, a virtual environment with "
+            f'pip install "opendp[polars]=={version("opendp")}"'
+        )
+
+
+def measure(stage: str, source: Path, target: Path, python: str = sys.executable) -> dict:
     env = dict(os.environ, PYTHONPATH=str(ROOT))
-    cmd = [sys.executable, __file__, "--child", stage, str(source), str(target)]
+    cmd = [python, __file__, "--child", stage, str(source), str(target)]
     done = subprocess.run(cmd, env=env, capture_output=True, text=True)
     if done.returncode != 0:
         return {"stage": stage, "error": done.stderr.strip().splitlines()[-1:]}
@@ -179,6 +299,12 @@ def main() -> None:
     parser.add_argument("--loop-rows", type=float, nargs="*", default=[])
     parser.add_argument("--compare-rows", type=float, nargs="*", default=[])
     parser.add_argument("--data-dir", type=Path, default=None)
+    parser.add_argument(
+        "--opendp-python",
+        default=os.environ.get("HEXPLORER_OPENDP_PYTHON", sys.executable),
+        help="Python of an environment with opendp[polars] for the OpenDP stage "
+        "(default: $HEXPLORER_OPENDP_PYTHON, else this one)",
+    )
     parser.add_argument(
         "--users-per-chunk",
         type=int,
@@ -212,9 +338,11 @@ def main() -> None:
         if n in {int(r) for r in args.loop_rows}:
             stages.append("loop")
         if n in {int(r) for r in args.compare_rows}:
-            stages.append("pipelinedp")
+            stages += ["pipelinedp", "opendp"]
         for stage in stages:
-            print(json.dumps({"rows": n, **measure(stage, summaries, folder / "x")}), flush=True)
+            python = args.opendp_python if stage == "opendp" else sys.executable
+            result = measure(stage, summaries, folder / "x", python)
+            print(json.dumps({"rows": n, **result}), flush=True)
         if n in {int(r) for r in args.spark_rows}:
             out = folder / f"spark-{n}.parquet"
             if out.exists():
