@@ -3,13 +3,21 @@
 Routing only; each page lives in ``dashboard/pages/`` and runs on its own as well. The view's
 parameters live in the URL (``dashboard.common.url``): read once per session before the page
 runs, written back after it.
+
+This file is read twice. ``streamlit run app.py`` imports it as a module and finds ``app``, an
+``st.App`` whose lifespan warms the server in the background (:mod:`dashboard.warmup`) while the
+first visitor's browser loads the page. Then Streamlit runs it as ``__main__`` for every visitor
+and every rerun: :func:`run` routes to the page.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import streamlit as st
 
-from dashboard.common import shown, url
+from dashboard import warmup
+from dashboard.common import prefetch, shown, url
 
 PAGES = (
     ("dashboard/pages/data.py", "Data", ":material/table:"),
@@ -30,6 +38,7 @@ def run() -> None:
         st.Page(path, title=title, icon=icon, default=(title == "Map"))
         for path, title, icon in PAGES
     ]
+    prefetch.deck_gl()  # the map's code loads in the browser while this run computes
     url.read_once()
     page = st.navigation(pages)
     shown.reset()  # the figures of this run, for the report
@@ -38,5 +47,7 @@ def run() -> None:
     url.share_control(page.url_path)
 
 
-if __name__ == "__main__":
+if __name__ == "__main__":  # a visitor's run
     run()
+else:  # `streamlit run app.py` (or an ASGI server) imports this file to find the app
+    app = st.App(Path(__file__).resolve(), lifespan=warmup.lifespan)

@@ -314,6 +314,23 @@ def data_sidebar() -> DataChoice:
     return DataChoice(spec=applied, error=error, pending=pending)
 
 
+def default_spec() -> DataSpec:
+    """The data a new visitor sees before touching the sidebar: the demo city, its columns as
+    detected, the default U, resolution, slot and zeros (:data:`state.DEFAULTS`)."""
+    source = Source.demo()
+    detected = detect_columns(compute.table_columns(source))
+    d = state.DEFAULTS
+    slot = HOUR_OF_DAY if d[state.SLOT_KIND] == HOUR_OF_DAY else str(d[state.SLOT_LENGTH])
+    return DataSpec(
+        source=source,
+        columns=tuple(str(detected[role]) for role in ROLE_LABELS),  # type: ignore[arg-type]
+        upper=float(d[state.UPPER]),
+        resolution=int(d[state.RESOLUTION]),
+        slot=slot,
+        keep_zeros=bool(d[state.KEEP_ZEROS]),
+    )
+
+
 def in_use_caption(spec: DataSpec, u: units.Units) -> str:
     """'In use: **ships.csv** · U = 30 knots · resolution 7 · slot 1h · zeros dropped'."""
     zeros = "zeros kept" if spec.keep_zeros else "zeros dropped"

@@ -290,3 +290,38 @@ def test_country_wide_file_at_resolution_7_has_visible_hexagons(server):
             raise
         finally:
             browser.close()
+
+
+def test_the_maps_code_is_fetched_before_any_map(server):
+    """app.py's first element asks the browser for deck.gl's module (dashboard.common.prefetch):
+    on Learn, a page without a map, Chromium still fetches it, and the element takes no room."""
+    from playwright.sync_api import sync_playwright
+
+    from dashboard.common import prefetch
+
+    names = prefetch.chunk_names()
+    assert len(names) == len(prefetch.CHUNKS)  # this Streamlit build still has both modules
+    try:
+        pw = sync_playwright().start()
+    except Exception as exc:  # pragma: no cover - depends on the machine
+        _unavailable(f"Playwright unavailable: {exc}")
+    try:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        page = browser.new_page(viewport={"width": 1280, "height": 800})
+        fetched: list[str] = []
+        page.on("request", lambda r: fetched.append(r.url.rsplit("/", 1)[-1]))
+        page.goto(f"{server}/learn")
+        page.get_by_role("heading", name="Learn").first.wait_for(timeout=60_000)
+        page.wait_for_function(
+            "id => document.getElementById(id) !== null", arg=prefetch.ELEMENT_ID, timeout=30_000
+        )
+        page.wait_for_timeout(500)
+        assert set(names) <= set(fetched), fetched
+        hidden = page.locator('[data-testid="stElementContainer"]').filter(
+            has=page.locator(f"#{prefetch.ELEMENT_ID}")
+        )
+        assert hidden.count() == 1 and not hidden.first.is_visible()
+        assert page.locator('[data-testid="stException"]').count() == 0
+        browser.close()
+    finally:
+        pw.stop()

@@ -1,0 +1,52 @@
+"""Warm the server while the first visitor's browser loads: ``app.py``'s lifespan hook.
+
+A fresh ``streamlit run`` used to leave everything to its first visitor: importing pandas,
+pydeck and the dashboard's modules (about 1.3 s on a small machine), reading the demo city from
+the disk cache (:mod:`dashboard.common.democache`) and computing its HATs and the first map's
+hexagons. :func:`lifespan` starts that work in a background thread as the server starts, so it
+overlaps with the browser loading Streamlit's page; a visitor who arrives before it ends waits
+only for the rest (Python's import lock and Streamlit's per-key cache locks see to that).
+
+The cached values are the very ones a new visitor's first run asks for
+(:func:`dashboard.common.sidebar.default_spec`); an error here is logged and changes nothing:
+the visitor's own run then computes (and reports) it as before.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import threading
+from collections.abc import AsyncIterator
+from typing import Any
+
+_LOGGER = logging.getLogger(__name__)
+
+
+def warm() -> None:
+    """Import what the pages use and compute the demo city's first map (cached)."""
+    from core.data import busiest_slot
+    from dashboard.common import compute
+    from dashboard.common.sidebar import default_spec
+    from dashboard.map import panels  # noqa: F401  (pydeck, the Map's builders)
+
+    spec = default_spec()
+    compute.report(spec)
+    table = compute.hats(spec)
+    compute.slot_cells(spec, busiest_slot(table))
+    compute.cell_density(spec)
+    import plotly.graph_objects  # noqa: F401  (the other pages' charts)
+
+
+def _warm_logged() -> None:
+    try:
+        warm()
+    except Exception:  # the visitor's own run computes it and shows any error
+        _LOGGER.warning("warming the demo city failed", exc_info=True)
+
+
+@contextlib.asynccontextmanager
+async def lifespan(_app: Any) -> AsyncIterator[None]:
+    """``st.App`` lifespan: start :func:`warm` in the background, serve at once."""
+    threading.Thread(target=_warm_logged, name="hexplorer-warmup", daemon=True).start()
+    yield

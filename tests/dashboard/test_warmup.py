@@ -1,0 +1,61 @@
+"""The server's warm-up (app.py's lifespan): it computes what a new visitor's first run asks for."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from pathlib import Path
+
+from streamlit.testing.v1 import AppTest
+
+from dashboard import warmup
+from dashboard.common import state
+from dashboard.common.compute import DataSpec
+from dashboard.common.sidebar import default_spec
+
+APP = str(Path(__file__).resolve().parents[2] / "app.py")
+
+
+def test_default_spec_is_what_a_new_visitor_gets():
+    at = AppTest.from_file(APP, default_timeout=120).run()
+    assert not at.exception
+    applied = DataSpec.from_state(at.session_state[state.APPLIED])
+    assert applied.key() == default_spec().key()
+
+
+def test_default_spec_follows_the_defaults(monkeypatch):
+    monkeypatch.setitem(state.DEFAULTS, state.UPPER, 80.0)
+    monkeypatch.setitem(state.DEFAULTS, state.SLOT_LENGTH, "15min")
+    spec = default_spec()
+    assert (spec.upper, spec.slot, spec.source.kind) == (80.0, "15min", "demo")
+
+
+def test_warm_computes_the_first_map_without_error():
+    warmup.warm()
+
+
+def test_lifespan_warms_in_the_background_and_serves_at_once(monkeypatch):
+    started, release = threading.Event(), threading.Event()
+
+    def slow_warm() -> None:
+        started.set()
+        release.wait(10)
+
+    monkeypatch.setattr(warmup, "warm", slow_warm)
+
+    async def serve() -> None:
+        async with warmup.lifespan(None):
+            assert started.wait(10)  # warming has begun …
+            assert not release.is_set()  # … and the server is serving before it ends
+
+    asyncio.run(serve())
+    release.set()
+
+
+def test_a_failing_warm_up_is_logged_and_changes_nothing(monkeypatch, caplog):
+    def broken() -> None:
+        raise RuntimeError("disk full")
+
+    monkeypatch.setattr(warmup, "warm", broken)
+    warmup._warm_logged()
+    assert "warming the demo city failed" in caplog.text
