@@ -20,7 +20,7 @@ import streamlit as st
 
 from core import plan
 from core.mechanisms import MECHANISMS, get_rule
-from dashboard.common import compute, downloads, shown, state, ui, url
+from dashboard.common import compute, downloads, memo, shown, state, ui, url
 from dashboard.common import glossary as g
 from dashboard.common.compute import DataSpec
 from dashboard.common.selection import current_hat, hat_label, select_hat
@@ -452,7 +452,8 @@ def view(spec: DataSpec) -> None:
         with left:
             if sets:
                 ui.chart(
-                    charts.releases_distribution(
+                    memo.figure(
+                        charts.releases_distribution,
                         sets,
                         true_mean=h.true_mean,
                         within=within,
@@ -465,7 +466,8 @@ def view(spec: DataSpec) -> None:
                 )
         with right:
             ui.chart(
-                charts.worst_case_vs_epsilon(
+                memo.figure(
+                    charts.worst_case_vs_epsilon,
                     vs_eps,
                     epsilon=eps,
                     target=float(target) if target is not None else None,
@@ -490,13 +492,16 @@ def view(spec: DataSpec) -> None:
         m_eps = hx.m_opt(spec, hat, eps, noise_measure)
         opt_total = float(curve.loc[curve["m"] == m_eps, "total"].iloc[0])
         m_ub_arg = m_ub if override else None
-        mc = pd.concat(
-            [
-                hx.mc_curve(spec, hat, name, m_ub_arg, n_runs, seed, state.MC_EPSILONS)
-                for name in chosen
-            ],
-            ignore_index=True,
-        )
+
+        def mc() -> pd.DataFrame:  # MAE against ε: for its tab, its table and the report only
+            return pd.concat(
+                [
+                    hx.mc_curve(spec, hat, name, m_ub_arg, n_runs, seed, state.MC_EPSILONS)
+                    for name in chosen
+                ],
+                ignore_index=True,
+            )
+
         figures = {
             "error_curve": partial(
                 charts.error_curve,
@@ -531,9 +536,8 @@ def view(spec: DataSpec) -> None:
                 units=units,
                 font_size=font,
             ),
-            "mae": partial(
-                charts.mae_vs_epsilon,
-                mc.dropna(subset=["mae"]),
+            "mae": lambda: charts.mae_vs_epsilon(
+                mc().dropna(subset=["mae"]),
                 epsilon=eps,
                 n_runs=n_runs,
                 titles={n: MECHANISMS[n].title for n in chosen},
@@ -625,7 +629,7 @@ def view(spec: DataSpec) -> None:
                 _tables(
                     spec, units, head=head, sims=sims, upper=h.upper, hat=hat, epsilon=eps,
                     seed=seed, m_ub=m_ub if override else None, within=within, n_runs=n_runs,
-                    curve=curve, steps=steps, vs_eps=vs_eps, mc=mc,
+                    curve=curve, steps=steps, vs_eps=vs_eps, mc=mc(),
                 )  # fmt: skip
         for key, build in figures.items():
             if key not in drawn:
