@@ -25,13 +25,32 @@ from core.mechanisms import (
     run_mechanism,
 )
 from core.postprocess import clamp_mean
-from dashboard.common.compute import DataSpec, Source, hat, rng_for
+from dashboard.common import limits
+from dashboard.common.compute import DataSpec, Source, hat, hats, rng_for
 
 _HASH = {Source: Source.key, DataSpec: DataSpec.key}
 
 
 def _cache(**kwargs):
     return st.cache_data(show_spinner=False, hash_funcs=_HASH, **kwargs)
+
+
+# --- The HATs offered ----------------------------------------------------------------------
+
+
+@st.cache_resource(max_entries=64, ttl=limits.CACHE_TTL_S, show_spinner=False, hash_funcs=_HASH)
+def hat_options(spec: DataSpec, label: str, limit: int) -> dict[str, dict]:
+    """The HAT select box's rows: the ``limit`` busiest HATs and ``label``, each a row of the
+    HAT table with its ``rank`` (1 = busiest). Shared and read-only: an ε step reads it without
+    copying the HAT table."""
+    table = hats(spec)
+    offered = table.head(limit)
+    if label not in set(offered["hat"]):
+        offered = pd.concat([offered, table[table["hat"] == label]])
+    return {  # position in the busiest-first table is the rank (to_dict: no Series per row)
+        r["hat"]: {**r, "rank": int(i) + 1}
+        for i, r in zip(offered.index, offered.to_dict("records"), strict=True)
+    }
 
 
 # --- Worst-case analysis (counts and U only) ------------------------------------------------

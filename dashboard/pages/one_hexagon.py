@@ -233,14 +233,7 @@ def view(spec: DataSpec) -> None:
     units = current()
     u = units.value
     hat = current_hat(spec)
-    table = compute.hats(spec)
-    offered = table.head(MAX_HAT_OPTIONS)  # the busiest (and the selected one); any other: Map page
-    if hat not in set(offered["hat"]):
-        offered = pd.concat([offered, table[table["hat"] == hat]])
-    rows = {  # position in the busiest-first table is the rank (to_dict: no Series per row)
-        r["hat"]: {**r, "rank": int(i) + 1}
-        for i, r in zip(offered.index, offered.to_dict("records"), strict=True)
-    }
+    rows = hx.hat_options(spec, hat, MAX_HAT_OPTIONS)  # the busiest; any other: Map page
     eps = hs.init()
     _compact_top()
     presenter = bool(ss[hs.PRESENTER])
