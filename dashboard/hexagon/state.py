@@ -80,14 +80,19 @@ def on_exact() -> None:
     set_epsilon(st.session_state[state.EPSILON] if value is None else value)
 
 
-def init() -> float:
-    """Defaults of this page's keys, and both ε widgets set from the shared ε. Returns ε."""
+def init_settings() -> None:
+    """Defaults of this page's settings, kept across pages (call before drawing them)."""
     ss = st.session_state
     for key, value in DEFAULTS.items():
         if key not in ss:
             ss[key] = value
     for key in WIDGETS:
         ss[key] = ss[key]
+
+
+def init_epsilon() -> float:
+    """Both ε widgets set from the shared ε (call before drawing them). Returns ε."""
+    ss = st.session_state
     raw = ss.get(state.EPSILON)
     try:
         eps = clamp_epsilon(float(raw)) if raw is not None else 1.0

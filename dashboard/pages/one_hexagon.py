@@ -62,12 +62,14 @@ def _compact_top() -> None:
     )
 
 
-def _on_target(spec: DataSpec, label: str) -> None:
-    """Typing a target error moves ε to core's answer (the smallest ε that meets it)."""
+def _on_target(spec: DataSpec) -> None:
+    """Typing a target error moves ε to core's answer (the smallest ε that meets it) for the
+    HAT selected now (a change of HAT reruns only the view, not these settings)."""
     ss = st.session_state
     target = ss.get(hs.TARGET)
     if target is None:
         return
+    label = current_hat(spec)
     p = hx.target_plan(
         spec, label, float(target), str(ss[hs.TARGET_MECHANISM]), str(ss[state.NOISE_MEASURE])
     )
@@ -75,10 +77,10 @@ def _on_target(spec: DataSpec, label: str) -> None:
         hs.set_epsilon(p.epsilon)
 
 
-def _on_target_mechanism(spec: DataSpec, label: str) -> None:
+def _on_target_mechanism(spec: DataSpec) -> None:
     """The plan's mechanism is the shared one (the Map's and Whole city's): write it back."""
     state.push(hs.TARGET_MECHANISM, state.MECHANISM)
-    _on_target(spec, label)
+    _on_target(spec)
 
 
 def _plan_note(p, units: Units) -> str | None:
@@ -222,8 +224,89 @@ def _tables(
 
 st.title("One hexagon")
 controls = st.sidebar.container()  # the page's controls, above the shared data settings
+settings_box = st.sidebar.container()  # the settings ε does not move (full runs only)
 spec = require_data()
 ss = st.session_state
+
+
+def settings(spec: DataSpec) -> None:
+    """The view's settings that ε does not move: drawn by the page's full run, below the
+    fragment's controls, so an ε step reruns (and repaints) fewer widgets."""
+    hs.init_settings()
+    units = current()
+    u = units.value
+    with settings_box:
+        st.toggle(
+            "Use my m_UB for every mechanism in the charts",
+            key=state.OVERRIDE_M_UB,
+            help="Off: each mechanism keeps its own m_UB rule (the headline always does). "
+            "On: the distribution and MAE charts use the slider's m_UB.",
+        )
+        st.number_input(
+            f"Target worst-case error ({u})",
+            min_value=0.0,
+            value=None,
+            step=0.1,
+            format="%g",
+            key=hs.TARGET,
+            placeholder="none: type one to set ε",
+            on_change=_on_target,
+            args=(spec,),
+            help="ε is set to the smallest ε whose worst-case error (of the mechanism below) "
+            "is at most this target (core.plan); the ±X band follows.",
+        )
+        if ss.get(state.MECHANISM) in TARGET_MECHANISMS:  # one mechanism for every view
+            state.mirror(hs.TARGET_MECHANISM, state.MECHANISM)
+        st.selectbox(
+            "for",
+            options=list(TARGET_MECHANISMS),
+            key=hs.TARGET_MECHANISM,
+            format_func=lambda n: MECHANISMS[n].title,
+            on_change=_on_target_mechanism,
+            args=(spec,),
+        )
+        st.multiselect(
+            "Mechanisms",
+            options=list(MECHANISMS),
+            key=state.MECHANISMS,
+            format_func=lambda n: MECHANISMS[n].title,
+            help="The mechanisms of the SPEC table to compare. Learn → Mechanisms.",
+        )
+        with st.expander("More settings"):
+            st.number_input(
+                f"Band ±X around the true mean ({u})",
+                min_value=0.0,
+                value=None,
+                step=0.1,
+                format="%g",
+                key=hs.WITHIN,
+                placeholder="from the target (else 1)",
+                help="The share of releases within ±X of the true mean is printed per "
+                "mechanism. Empty: the target error, or 1.",
+            )
+            st.toggle(
+                "Raw releases (not clamped into [0, U])",
+                key=hs.RAW,
+                help="Releases are post-processed into [0, U] (free under DP). The papers "
+                "analyse the raw ones; switch to see them.",
+            )
+            st.radio(
+                "Noise error measured as",
+                options=["mean", "std"],
+                format_func={"mean": "E|noise| (c = 1)", "std": "std of noise (c = √2)"}.get,
+                key=state.NOISE_MEASURE,
+                horizontal=True,
+                help="E2 as expected |noise| ([3]/[5]) or standard deviation ([4]).",
+            )
+            st.toggle(
+                f"{state.MC_RUNS_MANY:,} simulated runs (default {state.MC_RUNS_DEFAULT:,})",
+                key=state.MANY_RUNS,
+            )
+            st.number_input(
+                "Seed", min_value=0, max_value=2**31 - 1, step=1, key=state.SEED,
+                help="Seed of the simulated noise. Simulations release nothing.",
+            )  # fmt: skip
+        st.toggle("Presenter (larger type)", key=hs.PRESENTER)
 
 
 @st.fragment
@@ -234,7 +317,7 @@ def view(spec: DataSpec) -> None:
     u = units.value
     hat = current_hat(spec)
     rows = hx.hat_options(spec, hat, MAX_HAT_OPTIONS)  # the busiest; any other: Map page
-    eps = hs.init()
+    eps = hs.init_epsilon()
     _compact_top()
     presenter = bool(ss[hs.PRESENTER])
     font = PRESENTER_FONT if presenter else None
@@ -308,77 +391,6 @@ def view(spec: DataSpec) -> None:
                     help=_rule_help(name),
                     width="stretch",
                 )
-            st.toggle(
-                "Use my m_UB for every mechanism in the charts",
-                key=state.OVERRIDE_M_UB,
-                help="Off: each mechanism keeps its own m_UB rule (the headline always does). "
-                "On: the distribution and MAE charts use the slider's m_UB.",
-            )
-            st.number_input(
-                f"Target worst-case error ({u})",
-                min_value=0.0,
-                value=None,
-                step=0.1,
-                format="%g",
-                key=hs.TARGET,
-                placeholder="none: type one to set ε",
-                on_change=_on_target,
-                args=(spec, hat),
-                help="ε is set to the smallest ε whose worst-case error (of the mechanism below) "
-                "is at most this target (core.plan); the ±X band follows.",
-            )
-            if ss.get(state.MECHANISM) in TARGET_MECHANISMS:  # one mechanism for every view
-                state.mirror(hs.TARGET_MECHANISM, state.MECHANISM)
-            st.selectbox(
-                "for",
-                options=list(TARGET_MECHANISMS),
-                key=hs.TARGET_MECHANISM,
-                format_func=lambda n: MECHANISMS[n].title,
-                on_change=_on_target_mechanism,
-                args=(spec, hat),
-            )
-            st.multiselect(
-                "Mechanisms",
-                options=list(MECHANISMS),
-                key=state.MECHANISMS,
-                format_func=lambda n: MECHANISMS[n].title,
-                help="The mechanisms of the SPEC table to compare. Learn → Mechanisms.",
-            )
-            with st.expander("More settings"):
-                st.number_input(
-                    f"Band ±X around the true mean ({u})",
-                    min_value=0.0,
-                    value=None,
-                    step=0.1,
-                    format="%g",
-                    key=hs.WITHIN,
-                    placeholder="from the target (else 1)",
-                    help="The share of releases within ±X of the true mean is printed per "
-                    "mechanism. Empty: the target error, or 1.",
-                )
-                st.toggle(
-                    "Raw releases (not clamped into [0, U])",
-                    key=hs.RAW,
-                    help="Releases are post-processed into [0, U] (free under DP). The papers "
-                    "analyse the raw ones; switch to see them.",
-                )
-                st.radio(
-                    "Noise error measured as",
-                    options=["mean", "std"],
-                    format_func={"mean": "E|noise| (c = 1)", "std": "std of noise (c = √2)"}.get,
-                    key=state.NOISE_MEASURE,
-                    horizontal=True,
-                    help="E2 as expected |noise| ([3]/[5]) or standard deviation ([4]).",
-                )
-                st.toggle(
-                    f"{state.MC_RUNS_MANY:,} simulated runs (default {state.MC_RUNS_DEFAULT:,})",
-                    key=state.MANY_RUNS,
-                )
-                st.number_input(
-                    "Seed", min_value=0, max_value=2**31 - 1, step=1, key=state.SEED,
-                    help="Seed of the simulated noise. Simulations release nothing.",
-                )  # fmt: skip
-            st.toggle("Presenter (larger type)", key=hs.PRESENTER)
             st.caption(
                 f"{hat_label(rows[hat], units.users)}; {g.plain('m_max', units)} m* = {int(rows[hat]['m_max']):,}; "
                 f"true mean {_true_mean(spec, hat):.3f} {u} (true values: the data team's workbench)"
@@ -634,4 +646,5 @@ def view(spec: DataSpec) -> None:
     url.write()  # a fragment rerun skips app.py's write: keep the URL on the view shown
 
 
+settings(spec)
 view(spec)
