@@ -51,12 +51,13 @@ at ε = 1 compose to the same user-level loss, SPEC section 5).
 
 What differs: PipelineDP's and OpenDP's means are noisy sum / noisy count of the bounded records
 (each half of the budget; the count's noise can make it ≤ 0, so some HATs come out infinite or
-negative), ours is arrayavg-best (BestFit array averaging, SPEC section 3); OpenDP samples the
-records kept per (user, HAT) at random where ours keeps the user's exact sum scaled (SPEC
-section 2), and its ``truncate_num_groups`` keeps a user's first HATs (``keep="sample"`` fails
-in 0.16 when grouping by one column: its sort key struct repeats the field name) — with
-per_user the maximum it keeps all of them anyway. Compared is the cost of one user-level DP
-mean per HAT over the same records, not the accuracy.
+negative), ours is arrayavg-best (BestFit array averaging, SPEC sections 2–3). OpenDP samples
+the m_UB records kept per (user, HAT) at random, but as they all carry the user's mean this
+keeps min(m, m_UB) × that mean, as ours does (SPEC section 1, mean replacement); its
+``truncate_num_groups`` keeps a user's first HATs (``keep="sample"`` fails in 0.16 when grouping
+by one column: its sort key struct repeats the field name) — with per_user the maximum it keeps
+all of them anyway. Compared is the cost of one user-level DP mean per HAT over the same
+records, not the accuracy.
 
 Spark's peak memory is the Python driver's only (the JVM is a separate process), and its CPU
 seconds likewise. Each result also has the process's CPU seconds and the 1-minute load average
