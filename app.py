@@ -17,7 +17,6 @@ from pathlib import Path
 import streamlit as st
 
 from dashboard import warmup
-from dashboard.common import prefetch, shown, url
 
 PAGES = (
     ("dashboard/pages/data.py", "Data", ":material/table:"),
@@ -33,6 +32,10 @@ PAGES = (
 
 def run() -> None:
     """Configure the page and route to the chosen page (the Map opens first)."""
+    # Imported here, not above: as a module (the launcher) this file imports only what the
+    # server needs to start, so it answers at once and dashboard.warmup imports the rest.
+    from dashboard.common import prefetch, shown, url
+
     st.set_page_config(page_title="dp-hexplorer", page_icon="🚌", layout="wide")  # no icon fetch
     pages = [
         st.Page(path, title=title, icon=icon, default=(title == "Map"))
