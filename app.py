@@ -6,7 +6,8 @@ runs, written back after it.
 
 This file is read twice. ``streamlit run app.py`` imports it as a module and finds ``app``, an
 ``st.App`` whose lifespan warms the server in the background (:mod:`dashboard.warmup`) while the
-first visitor's browser loads the page. Then Streamlit runs it as ``__main__`` for every visitor
+first visitor's browser loads the page, and whose page links the map's code for the browser to
+load at once (:mod:`dashboard.common.prefetch`). Then Streamlit runs it as ``__main__`` for every visitor
 and every rerun: :func:`run` routes to the page.
 """
 
@@ -15,8 +16,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import streamlit as st
+from starlette.middleware import Middleware
 
 from dashboard import warmup
+from dashboard.common.prefetch import ModulePreload
 
 PAGES = (
     ("dashboard/pages/data.py", "Data", ":material/table:"),
@@ -34,14 +37,13 @@ def run() -> None:
     """Configure the page and route to the chosen page (the Map opens first)."""
     # Imported here, not above: as a module (the launcher) this file imports only what the
     # server needs to start, so it answers at once and dashboard.warmup imports the rest.
-    from dashboard.common import prefetch, shown, url
+    from dashboard.common import shown, url
 
     st.set_page_config(page_title="dp-hexplorer", page_icon="🚌", layout="wide")  # no icon fetch
     pages = [
         st.Page(path, title=title, icon=icon, default=(title == "Map"))
         for path, title, icon in PAGES
     ]
-    prefetch.deck_gl()  # the map's code loads in the browser while this run computes
     url.read_once()
     page = st.navigation(pages)
     shown.reset()  # the figures of this run, for the report
@@ -53,4 +55,8 @@ def run() -> None:
 if __name__ == "__main__":  # a visitor's run
     run()
 else:  # `streamlit run app.py` (or an ASGI server) imports this file to find the app
-    app = st.App(Path(__file__).resolve(), lifespan=warmup.lifespan)
+    app = st.App(
+        Path(__file__).resolve(),
+        lifespan=warmup.lifespan,
+        middleware=[Middleware(ModulePreload)],  # the map's code loads with the page
+    )

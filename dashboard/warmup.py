@@ -26,7 +26,7 @@ _LOGGER = logging.getLogger(__name__)
 def warm() -> None:
     """Import what the pages use and compute the demo city's first map (cached)."""
     from core.data import busiest_slot
-    from dashboard.common import compute, prefetch, shown, url  # noqa: F401  (app.py's run)
+    from dashboard.common import compute, shown, url  # noqa: F401  (app.py's run)
     from dashboard.common.sidebar import default_spec
     from dashboard.map import panels  # noqa: F401  (pydeck, the Map's builders)
 

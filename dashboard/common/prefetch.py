@@ -1,27 +1,37 @@
-"""Start loading the map's JavaScript while the server still computes the first page.
+"""Start loading the map's JavaScript with the page itself, not after the map's data arrives.
 
 Streamlit's browser side loads each element's code when the first such element arrives. The
 map's (``st.pydeck_chart``: deck.gl and luma.gl) is one 3 MB module, which Chromium then
-parses and compiles before it can draw a hexagon: about a second on a small machine, all of it
-spent *after* the map's JSON has arrived. :func:`deck_gl` asks the browser to import that same
-module at the start of a session's first run, so that work overlaps with the server's own.
+fetches, parses and compiles before it can draw a hexagon: about a second on a small machine,
+all of it spent *after* the map's JSON has arrived. :class:`ModulePreload` (a middleware of
+``app.py``'s ``st.App``) adds ``<link rel="modulepreload">`` for that module to the HTML page
+Streamlit serves, so Chromium fetches and compiles it (off its main thread) while it loads
+Streamlit itself and while the server computes the first page.
 
 The module is Streamlit's, found by name in the installed package (its file name carries a
-content hash); the browser resolves it against the URL of Streamlit's own entry script, as
-Streamlit itself does, so both imports are one module. Where the file is not found (another
-Streamlit build) nothing is sent and the map simply loads its code when it arrives, as before.
+content hash) and linked relative to the page, as Streamlit links its own entry module, so
+both are one module. Where the file is not found (another Streamlit build) the page is served
+unchanged and the map loads its code when it arrives, as before.
 """
 
 from __future__ import annotations
 
 import functools
-import json
+import gzip
+from collections.abc import Awaitable, Callable, MutableMapping
 from pathlib import Path
+from typing import Any
 
 import streamlit as st
 
 CHUNKS = ("DeckGlJsonChart.*.js", "webgl-device.*.js")
 """Streamlit's modules for ``st.pydeck_chart``: the chart, then luma.gl's WebGL device."""
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 
 @functools.cache
@@ -36,31 +46,69 @@ def chunk_names() -> tuple[str, ...]:
     return tuple(names)
 
 
-ELEMENT_ID = "hexplorer-prefetch"
+def links(names: tuple[str, ...]) -> bytes:
+    """The ``<link rel="modulepreload">`` tags of ``names``, relative to the page."""
+    return "".join(
+        f'<link rel="modulepreload" href="./static/js/{name}" />' for name in names
+    ).encode()
 
 
-def script(names: tuple[str, ...]) -> str:
-    """The ``<script>`` that imports ``names`` relative to Streamlit's entry module, and a style
-    that hides its element (no gap in the page's layout)."""
-    return (
-        "<style>[data-testid='stElementContainer']:has(#" + ELEMENT_ID + "){display:none}</style>"
-        f"<script id='{ELEMENT_ID}'>(() => {{"
-        "const entry = document.querySelector('script[type=module][src*=\"static/js/index.\"]');"
-        "if (!entry) return;"
-        f"for (const name of {json.dumps(list(names))}) "
-        "import(new URL(name, entry.src).href).catch(() => {});"
-        "})();</script>"
-    )
+def with_links(html: bytes, names: tuple[str, ...]) -> bytes:
+    """``html`` with the links right after its ``<head>`` (unchanged if it has none)."""
+    head = html.find(b"<head>")
+    if not names or head < 0:
+        return html
+    at = head + len(b"<head>")
+    return html[:at] + links(names) + html[at:]
 
 
-def deck_gl() -> None:
-    """Before the page: start loading the map's code in the browser.
+class ModulePreload:
+    """ASGI middleware: every HTML page gets :func:`links` for :func:`chunk_names`.
 
-    Sent on every run, always as the run's first element: the browser runs the script once,
-    when the element first appears, and keeps it while it is re-sent unchanged. Sending it only
-    once would shift every later element by one on the next run, and Streamlit would then
-    redraw them all, the map included.
+    Only ``GET`` responses whose content type is ``text/html`` are read (Streamlit's one HTML
+    page, served for every page's URL); a gzipped page (Streamlit compresses what it serves)
+    is sent uncompressed, with its ``Content-Length`` corrected. Everything else (the
+    websocket, assets, uploads) passes through untouched.
     """
-    names = chunk_names()
-    if names:
-        st.html(script(names), unsafe_allow_javascript=True)
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        names = chunk_names()
+        if scope["type"] != "http" or scope.get("method") != "GET" or not names:
+            await self.app(scope, receive, send)
+            return
+        start: Message | None = None
+        body = bytearray()
+
+        async def send_html(message: Message) -> None:
+            nonlocal start
+            if message["type"] == "http.response.start":
+                headers = dict(message.get("headers", []))
+                if not headers.get(b"content-type", b"").startswith(b"text/html"):
+                    start = None
+                    await send(message)
+                    return
+                start = message
+                return
+            if start is None:  # not HTML: as it comes
+                await send(message)
+                return
+            body.extend(message.get("body", b""))
+            if message.get("more_body", False):
+                return
+            raw = dict(start.get("headers", [])).get(b"content-encoding", b"identity")
+            if raw not in (b"identity", b"gzip"):  # an encoding we do not read: as it came
+                await send(start)
+                await send({"type": "http.response.body", "body": bytes(body)})
+                return
+            html = gzip.decompress(bytes(body)) if raw == b"gzip" else bytes(body)
+            page = with_links(html, names)  # sent uncompressed: a few kB
+            drop = {b"content-length", b"content-encoding"}
+            headers = [(k, v) for k, v in start.get("headers", []) if k not in drop]
+            headers.append((b"content-length", str(len(page)).encode()))
+            await send({**start, "headers": headers})
+            await send({"type": "http.response.body", "body": page, "more_body": False})
+
+        await self.app(scope, receive, send_html)

@@ -1,0 +1,91 @@
+"""The page links the map's code (dashboard.common.prefetch.ModulePreload, app.py's middleware)."""
+
+from __future__ import annotations
+
+import asyncio
+import gzip
+
+from dashboard.common import prefetch
+
+PAGE = b"<!DOCTYPE html><html><head><title>Streamlit</title></head><body></body></html>"
+
+
+def _serve(
+    scope: dict, content_type: bytes, chunks: list[bytes], encoding: bytes | None = None
+) -> list[dict]:
+    """Run the middleware around an app that answers with ``chunks``; the messages sent."""
+
+    async def app(scope, receive, send):
+        headers = [
+            (b"content-type", content_type),
+            (b"content-length", str(sum(map(len, chunks))).encode()),
+            (b"etag", b'"x"'),
+        ]
+        if encoding is not None:
+            headers.append((b"content-encoding", encoding))
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
+        for i, chunk in enumerate(chunks):
+            await send(
+                {"type": "http.response.body", "body": chunk, "more_body": i < len(chunks) - 1}
+            )
+
+    sent: list[dict] = []
+
+    async def receive():  # pragma: no cover - the apps here never read
+        return {"type": "http.request"}
+
+    async def send(message):
+        sent.append(message)
+
+    asyncio.run(prefetch.ModulePreload(app)(scope, receive, send))
+    return sent
+
+
+def _body(sent: list[dict]) -> bytes:
+    return b"".join(m.get("body", b"") for m in sent if m["type"] == "http.response.body")
+
+
+def test_the_page_gets_the_links_after_its_head_with_its_length():
+    names = prefetch.chunk_names()
+    assert len(names) == len(prefetch.CHUNKS)
+    sent = _serve(
+        {"type": "http", "method": "GET"}, b"text/html; charset=utf-8", [PAGE[:30], PAGE[30:]]
+    )
+    body = _body(sent)
+    assert body == PAGE.replace(b"<head>", b"<head>" + prefetch.links(names))
+    for name in names:
+        assert f'<link rel="modulepreload" href="./static/js/{name}" />'.encode() in body
+    headers = dict(sent[0]["headers"])
+    assert int(headers[b"content-length"]) == len(body) and headers[b"etag"] == b'"x"'
+    assert [m["type"] for m in sent] == ["http.response.start", "http.response.body"]
+
+
+def test_a_gzipped_page_is_read_and_sent_uncompressed():
+    packed = gzip.compress(PAGE)
+    sent = _serve(
+        {"type": "http", "method": "GET"}, b"text/html", [packed[:10], packed[10:]], b"gzip"
+    )
+    body = _body(sent)
+    assert body == PAGE.replace(b"<head>", b"<head>" + prefetch.links(prefetch.chunk_names()))
+    headers = dict(sent[0]["headers"])
+    assert b"content-encoding" not in headers and int(headers[b"content-length"]) == len(body)
+    brotli = _serve({"type": "http", "method": "GET"}, b"text/html", [b"\x1b\x00"], b"br")
+    assert _body(brotli) == b"\x1b\x00"  # an encoding it does not read: untouched
+
+
+def test_everything_else_passes_untouched():
+    script = b"export const x = 1; // <head>"
+    for scope, kind in [
+        ({"type": "http", "method": "GET"}, b"application/javascript"),
+        ({"type": "http", "method": "POST"}, b"text/html"),
+    ]:
+        sent = _serve(scope, kind, [script])
+        assert _body(sent) == script
+        assert dict(sent[0]["headers"])[b"content-length"] == str(len(script)).encode()
+
+
+def test_a_page_without_head_or_without_modules_is_unchanged():
+    assert prefetch.with_links(b"<html><body></body></html>", ("a.js",)) == (
+        b"<html><body></body></html>"
+    )
+    assert prefetch.with_links(PAGE, ()) == PAGE
