@@ -331,25 +331,34 @@ def hexagon_layers(rows: Rows, *, layer_id: str, pickable: bool) -> list[pdk.Lay
     """H3 hexagons and, when ``rows`` has them, centre dots (never under
     ``maps.MIN_POINT_PIXELS``; not pickable: the hexagons answer the mouse), with the outline
     colour and width of each row's trust code, so the faded hexagons keep a visible outline at
-    any zoom. Ids ``layer_id`` and ``layer_id-points``."""
+    any zoom. Ids ``layer_id`` and ``layer_id-points``.
+
+    With dots (hexagons too small at the fitted view to show an outline), the dots carry the
+    outlines and the hexagons are drawn filled only, as polygons (``highPrecision``): in
+    software WebGL (Chromium without a GPU, as in ``bench/bench_map.py``) the outlines of 10⁴
+    hexagons cost seconds per frame — most of an ε step — and polygon fills cost less than
+    deck.gl's instanced hexagon columns. Without dots the hexagons are wide, hence few (a few
+    hundred fit the map), and keep their outlines."""
     if not rows.hexagons:
         return []
-    out = [
-        pdk.Layer(
-            "H3HexagonLayer",
-            data=rows.hexagons,
-            id=layer_id,
-            get_hexagon="cell",
-            get_fill_color="fill",
-            get_line_color=LINE_COLOR,
-            get_line_width=LINE_WIDTH,
-            stroked=True,
-            filled=True,
-            extruded=False,
-            pickable=pickable,
-            auto_highlight=pickable,
-        )
-    ]
+    outlined = not rows.dots
+    lines = {"get_line_color": LINE_COLOR, "get_line_width": LINE_WIDTH} if outlined else {}
+    hexagons = pdk.Layer(
+        "H3HexagonLayer",
+        data=rows.hexagons,
+        id=layer_id,
+        get_hexagon="cell",
+        get_fill_color="fill",
+        stroked=outlined,
+        filled=True,
+        extruded=False,
+        pickable=pickable,
+        auto_highlight=pickable,
+        **lines,
+    )
+    if not outlined:
+        hexagons.high_precision = True  # polygons: cheaper to fill than instanced columns
+    out = [hexagons]
     if rows.dots:
         cell = rows.hexagons[0]["cell"]
         edge_m = float(h3.average_hexagon_edge_length(h3.get_resolution(cell), "m"))

@@ -164,6 +164,13 @@ def test_error_deck_rows_are_small_and_outlines_follow_the_trust_code(demo_slot)
     drawn = layers.hexagon_layers(with_dots, layer_id="h", pickable=True)
     assert [x.id for x in drawn] == ["h", "h-points"]
     assert drawn[1].pickable is False
+    # with dots, the dots carry the trust outlines; the hexagons are filled polygons only (the
+    # outlines of many small hexagons are what a frame costs in software WebGL)
+    dotted = json.loads(layers.CompactDeck(layers=drawn).to_json())["layers"]
+    assert dotted[0]["stroked"] is False and dotted[0]["highPrecision"] is True
+    assert "getLineColor" not in dotted[0]
+    assert dotted[1]["stroked"] is True and dotted[1]["getLineColor"] == f"@@={layers.LINE_COLOR}"
+    assert hexes["stroked"] is True  # without dots the hexagons keep their outlines
 
 
 def test_handout_map_has_one_trace_per_colour_and_the_dimmed_classes(demo_slot):
