@@ -21,6 +21,7 @@ a trust code), built column-wise, and the Deck's JSON is written without whitesp
 from __future__ import annotations
 
 import copy
+import hashlib
 import json
 import math
 from dataclasses import dataclass
@@ -298,10 +299,34 @@ density context (one more layer of every cell, sent on every ε step) is left ou
 @dataclass(frozen=True, kw_only=True)
 class Rows:
     """The rows of one map's layers: the hexagons (pickable, with the tooltip texts) and, when
-    drawn, the centre dots (``pos``, ``fill``, ``q`` only)."""
+    drawn, the centre dots (``pos``, ``fill``, ``q`` only).
+
+    ``geometry`` and ``colours`` are fingerprints of the hexagons (their cells, in order) and of
+    their drawing (fill and trust code) — :func:`fingerprint`; empty: not known (the layers are
+    then rebuilt whenever their rows arrive, deck.gl's default)."""
 
     hexagons: list[dict]
     dots: list[dict] | None = None
+    geometry: str = ""
+    colours: str = ""
+
+
+def fingerprint(*arrays) -> str:
+    """A short digest of arrays' bytes (and of strings), to name what layers draw.
+
+    >>> fingerprint(np.array([1, 2])) == fingerprint(np.array([1, 2])) != fingerprint(np.array([2, 1]))
+    True
+    """
+    digest = hashlib.blake2b(digest_size=6)
+    for a in arrays:
+        if isinstance(a, str):
+            digest.update(a.encode())
+        else:
+            a = np.ascontiguousarray(a)
+            digest.update(f"{a.dtype}{a.shape}".encode())
+            digest.update(a.tobytes())
+        digest.update(b"|")
+    return digest.hexdigest()
 
 
 def records(base: pd.DataFrame, styled: Styled, texts: dict, *, dots: bool = True) -> Rows:
@@ -318,13 +343,17 @@ def records(base: pd.DataFrame, styled: Styled, texts: dict, *, dots: bool = Tru
         *(np.asarray(v).tolist() for v in texts.values()),
     ]
     hexagons = [dict(zip(keys, row, strict=True)) for row in zip(*columns, strict=True)]
+    tokens = {
+        "geometry": fingerprint("\n".join(columns[0])),
+        "colours": fingerprint(styled.fill[:, :3].astype(np.uint8), styled.code.astype(np.int8)),
+    }
     if not dots:
-        return Rows(hexagons=hexagons)
+        return Rows(hexagons=hexagons, **tokens)
     points = [
         {"pos": p, "fill": f, "q": q}
         for p, f, q in zip(base["pos"].tolist(), fill, code, strict=True)
     ]
-    return Rows(hexagons=hexagons, dots=points)
+    return Rows(hexagons=hexagons, dots=points, **tokens)
 
 
 def hexagon_layers(rows: Rows, *, layer_id: str, pickable: bool) -> list[pdk.Layer]:
@@ -343,6 +372,13 @@ def hexagon_layers(rows: Rows, *, layer_id: str, pickable: bool) -> list[pdk.Lay
         return []
     outlined = not rows.dots
     lines = {"get_line_color": LINE_COLOR, "get_line_width": LINE_WIDTH} if outlined else {}
+    colours_only: dict = {}
+    if rows.geometry:
+        layer_id = f"{layer_id}-{rows.geometry}"
+        colours_only = {
+            "data_comparator": SAME_GEOMETRY,
+            "update_triggers": {a: [rows.colours] for a in COLOUR_ACCESSORS},
+        }
     hexagons = pdk.Layer(
         "H3HexagonLayer",
         data=rows.hexagons,
@@ -355,7 +391,14 @@ def hexagon_layers(rows: Rows, *, layer_id: str, pickable: bool) -> list[pdk.Lay
         pickable=pickable,
         auto_highlight=pickable,
         **lines,
+        **colours_only,
     )
+    if rows.geometry:  # the sublayers deck.gl builds get the same rows: the same comparison
+        same = {"dataComparator": f"@@={SAME_GEOMETRY}"}
+        hexagons._sub_layer_props = {
+            "hexagon-cell-hifi": {**same, "_subLayerProps": {"fill": same, "stroke": same}},
+            "hexagon-cell": same,
+        }
     if not outlined:
         hexagons.high_precision = True  # polygons: cheaper to fill than instanced columns
     out = [hexagons]
@@ -376,6 +419,7 @@ def hexagon_layers(rows: Rows, *, layer_id: str, pickable: bool) -> list[pdk.Lay
                 stroked=True,
                 filled=True,
                 pickable=False,
+                **colours_only,
             )
         )
     for layer in out:
@@ -383,6 +427,18 @@ def hexagon_layers(rows: Rows, *, layer_id: str, pickable: bool) -> list[pdk.Lay
         # ("@@=pixels"), which deck.gl then reads as a function, not as the units.
         layer.line_width_units = "pixels"
     return out
+
+
+SAME_GEOMETRY = "true"
+"""deck.gl ``dataComparator`` (a JSON expression, wrapped by pydeck) of the hexagon and dot
+layers: their rows are always "the same data". Streamlit parses the Deck anew on every ε step, so
+every row list is a new array and deck.gl would rebuild every hexagon's polygon and every
+position (a third of the browser's work at 10⁴ hexagons); the layers' ids carry the fingerprint
+of their cells (:attr:`Rows.geometry`), so other hexagons are other layers, built afresh, and
+within a layer only the colours change — recomputed from the new rows when their fingerprint
+(:attr:`Rows.colours`, the ``updateTriggers`` of :data:`COLOUR_ACCESSORS`) changes. Tooltips
+and clicks read the new rows."""
+COLOUR_ACCESSORS = ("getFillColor", "getLineColor", "getLineWidth")
 
 
 class CompactDeck(pdk.Deck):

@@ -127,7 +127,10 @@ def test_split_deck_has_two_views_sharing_one_view_state(demo_slot):
     assert "a" not in spec["initialViewState"] and "b" not in spec["initialViewState"]
     assert spec["layerFilter"] == "@@=layer.id[0] == viewport.id"
     ids = [layer["id"] for layer in spec["layers"]]
-    assert ids == ["a-hexagons", "a-hexagons-points", "b-hexagons", "b-hexagons-points"]
+    g = rows[0].geometry
+    assert g == rows[1].geometry  # the same hexagons on both sides
+    assert ids == [f"a-hexagons-{g}", f"a-hexagons-{g}-points", f"b-hexagons-{g}",
+                   f"b-hexagons-{g}-points"]  # fmt: skip
     fills = [
         [r["fill"] for r in layer["data"]]
         for layer in spec["layers"]
@@ -153,7 +156,7 @@ def test_error_deck_rows_are_small_and_outlines_follow_the_trust_code(demo_slot)
     assert "\n" not in text and len(text) < len(pdk.Deck.to_json(deck)) / 2  # compact JSON
     spec = json.loads(text)
     ids = [x["id"] for x in spec["layers"]]
-    assert ids == ["hexagons-3", maps.SELECTED_LAYER_ID]  # no dots: hexagons are wide enough
+    assert ids == [f"hexagons-3-{rows.geometry}", maps.SELECTED_LAYER_ID]  # no dots: wide hexagons
     hexes = spec["layers"][0]
     assert hexes["getLineColor"] == f"@@={layers.LINE_COLOR}"
     assert hexes["getLineWidth"] == f"@@={layers.LINE_WIDTH}"
@@ -162,7 +165,7 @@ def test_error_deck_rows_are_small_and_outlines_follow_the_trust_code(demo_slot)
     with_dots = layers.records(base, styled, {}, dots=True)
     assert with_dots.dots is not None and set(with_dots.dots[0]) == {"pos", "fill", "q"}
     drawn = layers.hexagon_layers(with_dots, layer_id="h", pickable=True)
-    assert [x.id for x in drawn] == ["h", "h-points"]
+    assert [x.id for x in drawn] == [f"h-{rows.geometry}", f"h-{rows.geometry}-points"]
     assert drawn[1].pickable is False
     # with dots, the dots carry the trust outlines; the hexagons are filled polygons only (the
     # outlines of many small hexagons are what a frame costs in software WebGL)
@@ -192,3 +195,43 @@ def test_handout_map_has_one_trace_per_colour_and_the_dimmed_classes(demo_slot):
     assert n_rings == len(base)  # every hexagon drawn once
     first = base["cell"].iloc[0]
     assert h3.is_valid_cell(first)
+
+
+def test_a_new_epsilon_changes_only_the_colours_of_the_same_layers(demo_slot):
+    """Streamlit parses the Deck anew on every ε step: the layers say their rows are the same
+    data (no polygon rebuilt), their ids carry the cells' fingerprint (other hexagons are other
+    layers) and the colours' fingerprint triggers the colour update."""
+    table, base = demo_slot
+    scale = layers.error_scale(5.0, KNOTS)
+
+    def rows_at(eps):
+        at = errors.errors_at(table, eps)
+        classes = derived.trust_classes(at.total, target=5.0, upper=U)
+        styled = layers.style(at.total, scale, classes)
+        return layers.records(base, styled, {}, dots=True)
+
+    a, b = rows_at(0.5), rows_at(2.0)
+    assert a.geometry == b.geometry and a.colours != b.colours
+    assert rows_at(0.5).colours == a.colours  # the same drawing, the same fingerprint
+    view, _ = maps.fit_view(base["cell"].tolist())
+    specs = [json.loads(layers.error_deck(r, view, tooltip_spec={"text": ""}).to_json())
+             for r in (a, b)]  # fmt: skip
+    for spec, rows in zip(specs, (a, b), strict=True):
+        hexes, dots = spec["layers"][:2]
+        assert hexes["id"] == f"hexagons-{a.geometry}"  # the same layer at both ε
+        for layer in (hexes, dots):
+            assert layer["dataComparator"] == "@@=true"
+            assert layer["updateTriggers"] == {
+                "getFillColor": [rows.colours],
+                "getLineColor": [rows.colours],
+                "getLineWidth": [rows.colours],
+            }
+        sub = hexes["_subLayerProps"]
+        assert sub["hexagon-cell"]["dataComparator"] == "@@=true"
+        assert sub["hexagon-cell-hifi"]["_subLayerProps"]["fill"]["dataComparator"] == "@@=true"
+    # other hexagons (fewer, or in another order) are another layer
+    other = layers.records(base.iloc[::-1].reset_index(drop=True),
+                           layers.style(np.zeros(len(base)), scale, None), {})  # fmt: skip
+    assert other.geometry != a.geometry
+    bare = layers.hexagon_layers(layers.Rows(hexagons=a.hexagons), layer_id="h", pickable=True)
+    assert bare[0].id == "h" and not hasattr(bare[0], "data_comparator")  # no fingerprint: default
