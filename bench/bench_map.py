@@ -27,21 +27,22 @@ import os
 import statistics
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:  # run from a checkout without installing
     sys.path.insert(0, str(ROOT))
 
-from tests.app.browser_server import CHROMIUM, CHROMIUM_ARGS, streamlit_server  # noqa: E402
+from tests.app.browser_server import (  # noqa: E402
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    ERROR_SLIDER,
+    open_error_map,
+    streamlit_server,
+)
 
 TARGETS_MS = {"demo": 300.0, "synthetic": 1000.0}
-DECK = '[data-testid="stDeckGlJsonChart"] canvas'
-SLIDER = "ε per hexagon (log scale)"
-
-IDLE_JS = """() => !document.querySelector('[data-testid="stStatusWidgetRunningIcon"], [data-testid="stStatusWidgetRunningManIcon"]')
-  && document.querySelectorAll('[data-stale="true"]').length === 0"""
+SLIDER = ERROR_SLIDER
 
 # Resolves (ms since t0) once the read-out names ε = `eps`, the page is idle, two frames later.
 WAIT_JS = """
@@ -95,28 +96,6 @@ def synthetic_city(path: Path, n_hexagons: int, seed: int = 0) -> int:
     table = pd.concat(frames, ignore_index=True)
     table.to_csv(path, index=False)
     return len(table)
-
-
-def wait_idle(page, timeout_ms: int = 600_000) -> None:
-    page.wait_for_function(IDLE_JS, timeout=timeout_ms)
-
-
-def open_error_map(page, url: str) -> float:
-    """Open ``url`` (the Map), choose 'error at ε'; seconds until the error map is idle."""
-    page.goto(url, wait_until="domcontentloaded", timeout=600_000)
-    page.locator(DECK).first.wait_for(state="visible", timeout=600_000)
-    wait_idle(page)
-    start = time.perf_counter()
-    radio = page.locator('[data-testid="stRadio"]').filter(has_text="Colour by")
-    radio.get_by_text("error at ε", exact=False).first.click()
-    page.get_by_text(SLIDER).wait_for(timeout=600_000)
-    page.wait_for_function(
-        "() => [...document.querySelectorAll('[data-testid=\"stCaptionContainer\"]')]"
-        ".some(e => e.textContent.startsWith('ε = '))",
-        timeout=600_000,
-    )
-    wait_idle(page)
-    return time.perf_counter() - start
 
 
 def epsilon_moves(page, n: int) -> list[float]:

@@ -107,3 +107,72 @@ def inside(box: dict | None, width: int, height: int) -> bool:
         and box["x"] + box["width"] <= width + 0.5
         and box["y"] + box["height"] <= height + 0.5
     )
+
+
+# --- shared page steps (tests and bench/bench_map.py) ---------------------------------------
+
+DECK = '[data-testid="stDeckGlJsonChart"]'
+IDLE_JS = """() => !document.querySelector('[data-testid="stStatusWidgetRunningIcon"], [data-testid="stStatusWidgetRunningManIcon"]')
+  && document.querySelectorAll('[data-stale="true"]').length === 0"""
+"""True once Streamlit has finished running and no element is stale."""
+ERROR_SLIDER = "ε per hexagon (log scale)"
+
+
+def wait_idle(page, timeout_ms: int = 600_000) -> None:
+    page.wait_for_function(IDLE_JS, timeout=timeout_ms)
+
+
+def open_error_map(page, url: str, timeout_ms: int = 600_000) -> float:
+    """Open ``url`` (the Map), choose "Colour by: error at ε" and wait until the error map and
+    its read-out are shown and the page is idle; returns the seconds from the choice to then."""
+    page.goto(url, wait_until="domcontentloaded", timeout=timeout_ms)
+    page.locator(f"{DECK} canvas").first.wait_for(state="visible", timeout=timeout_ms)
+    wait_idle(page, timeout_ms)
+    start = time.perf_counter()
+    radio = page.locator('[data-testid="stRadio"]').filter(has_text="Colour by")
+    radio.get_by_text("error at ε", exact=False).first.click()
+    page.get_by_text(ERROR_SLIDER).wait_for(timeout=timeout_ms)
+    page.wait_for_function(
+        "() => [...document.querySelectorAll('[data-testid=\"stCaptionContainer\"]')]"
+        ".some(e => e.textContent.startsWith('ε = '))",
+        timeout=timeout_ms,
+    )
+    wait_idle(page, timeout_ms)
+    return time.perf_counter() - start
+
+
+def centre_hat() -> str | None:
+    """The demo's HAT under the centre of the Map's first view (the first slot's hexagons,
+    fitted), or None when no hexagon is there or it is the HAT selected on opening."""
+    import h3
+
+    from core.data import hat_table, load_demo, prepare
+    from dashboard.common.maps import view_for_cells
+
+    table = hat_table(prepare(load_demo()).summaries)
+    cells = table[table["slot"] == table["slot"].iloc[0]]
+    view = view_for_cells(cells["cell"].tolist())
+    centre = h3.latlng_to_cell(
+        view.latitude, view.longitude, h3.get_resolution(cells["cell"].iloc[0])
+    )
+    row = cells[cells["cell"] == centre]
+    return (
+        None if row.empty or row["hat"].iloc[0] == table["hat"].iloc[0] else str(row["hat"].iloc[0])
+    )
+
+
+def click_map_centre(page, expect, shown, *, deck: int = 0, attempts: int = 12) -> None:
+    """Click the centre of the ``deck``-th map until the locator ``shown`` is visible (deck.gl
+    picks only once its first frames are drawn, so early clicks may miss)."""
+    for _attempt in range(attempts):
+        page.wait_for_timeout(1_000)
+        box = page.locator(DECK).nth(deck).bounding_box()
+        x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+        page.mouse.move(x, y)
+        page.mouse.click(x, y)
+        try:
+            expect(shown).to_be_visible(timeout=5_000)
+            return
+        except AssertionError:
+            continue
+    expect(shown).to_be_visible(timeout=30_000)

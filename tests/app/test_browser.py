@@ -10,32 +10,20 @@ import io
 import re
 
 import pytest
-from browser_server import CHROMIUM, CHROMIUM_ARGS, ROOT, streamlit_server
+from browser_server import (
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    ROOT,
+    centre_hat,
+    click_map_centre,
+    streamlit_server,
+)
 from browser_server import unavailable as _unavailable
 
 ARTIFACTS = ROOT / "test-artifacts"
 BASEMAP_HOSTS = ("cartocdn", "mapbox", "carto.com", "googleapis.com/maps")
 
 pytestmark = pytest.mark.browser
-
-
-def _centre_hat() -> str | None:
-    """The HAT under the centre of the default map (busiest slot), if a hexagon is there."""
-    import h3
-
-    from core.data import hat_table, load_demo, prepare
-    from dashboard.common.maps import view_for_cells
-
-    table = hat_table(prepare(load_demo()).summaries)
-    cells = table[table["slot"] == table["slot"].iloc[0]]
-    view = view_for_cells(cells["cell"].tolist())
-    centre = h3.latlng_to_cell(
-        view.latitude, view.longitude, h3.get_resolution(cells["cell"].iloc[0])
-    )
-    row = cells[cells["cell"] == centre]
-    return (
-        None if row.empty or row["hat"].iloc[0] == table["hat"].iloc[0] else str(row["hat"].iloc[0])
-    )
 
 
 @pytest.fixture(scope="module")
@@ -69,21 +57,9 @@ def test_map_charts_and_epsilon_slider_in_chromium(server):
                 assert page.locator('[data-testid="stException"]').count() == 0
 
                 # Clicking the hexagon under the map's centre selects its HAT.
-                expected = _centre_hat()
+                expected = centre_hat()
                 if expected is not None:
-                    chosen = page.get_by_text(f"Selected HAT: {expected}")
-                    for _attempt in range(12):  # deck.gl picks only once its first frames are drawn
-                        page.wait_for_timeout(1_000)
-                        box = page.locator('[data-testid="stDeckGlJsonChart"]').bounding_box()
-                        x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
-                        page.mouse.move(x, y)
-                        page.mouse.click(x, y)
-                        try:
-                            expect(chosen).to_be_visible(timeout=5_000)
-                            break
-                        except AssertionError:
-                            continue
-                    expect(chosen).to_be_visible(timeout=30_000)
+                    click_map_centre(page, expect, page.get_by_text(f"Selected HAT: {expected}"))
                 page.screenshot(path=str(ARTIFACTS / "browser-map.png"))
 
                 # One hexagon: the headline table and the first two charts, no exception block.

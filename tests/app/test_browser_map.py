@@ -1,6 +1,6 @@
 """Real browser (Playwright + Debian's Chromium) on the Map's error views: choosing *error at ε*
-and moving ε changes the map's pixels; the split view shows two maps in one canvas, and a drag in
-one pans both.
+and moving ε changes the map's pixels; a click on a hexagon of the error map selects its HAT and
+only outlines it; the split view shows two maps in one canvas, and a drag in one pans both.
 
 Without Chromium at /usr/bin/chromium (or without Playwright) the tests fail when the CI
 environment variable is set and are skipped otherwise.
@@ -9,13 +9,22 @@ environment variable is set and are skipped otherwise.
 from __future__ import annotations
 
 import io
+import re
 
 import pytest
-from browser_server import CHROMIUM, CHROMIUM_ARGS, ROOT, streamlit_server
+from browser_server import (
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    DECK,
+    ROOT,
+    centre_hat,
+    click_map_centre,
+    open_error_map,
+    streamlit_server,
+)
 from browser_server import unavailable as _unavailable
 
 ARTIFACTS = ROOT / "test-artifacts"
-DECK = '[data-testid="stDeckGlJsonChart"]'
 pytestmark = pytest.mark.browser
 
 
@@ -72,9 +81,7 @@ def _no_exception(page) -> None:
 
 
 def _open_error_map(page, expect, server) -> None:
-    page.goto(server, wait_until="domcontentloaded", timeout=60_000)
-    expect(page.locator(f"{DECK} canvas").first).to_be_visible(timeout=240_000)
-    page.get_by_text("error at ε (km/h)").click()
+    open_error_map(page, server, timeout_ms=240_000)
     expect(page.get_by_text("Hexagons within ±5 km/h")).to_be_visible(timeout=120_000)
     _no_exception(page)
 
@@ -170,6 +177,76 @@ def test_split_view_shows_two_maps_that_pan_together(server):
                 page.screenshot(path=str(ARTIFACTS / "browser-split-view.png"))
             except Exception:
                 page.screenshot(path=str(ARTIFACTS / "browser-split-view-failure.png"))
+                raise
+        finally:
+            browser.close()
+
+
+def test_click_on_the_error_map_selects_the_hexagon_and_keeps_the_legend_colours(server):
+    """The error map's rows carry only the cell: a click names the cell in the page's slot. The
+    page's read-out and hexagon box follow; the map's fills keep the legend's colours and the
+    selection is only an outline (Streamlit's own selection would repaint every hexagon)."""
+    import numpy as np
+
+    from dashboard.common.maps import SELECTED_COLOR
+
+    expected = centre_hat()
+    if expected is None:
+        pytest.skip("no hexagon under the map's centre other than the one selected on opening")
+    cell = expected.split("/", 1)[0]
+    expect, sync_playwright = _playwright()
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(
+            executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True
+        )
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 1100})
+            try:
+                _open_error_map(page, expect, server)
+                canvas = page.locator(f"{DECK} canvas").first
+                page.mouse.move(1, 1)  # no hover highlight in the pictures
+                before = _settled(canvas, page)
+
+                click_map_centre(page, expect, page.get_by_text(f"Selected HAT: {expected}"))
+                box = page.get_by_role("combobox", name="Hexagon (most records first)")
+                expect(box).to_have_value(re.compile(f"^{cell} — "), timeout=30_000)
+                expect(page.get_by_text("error at ε (km/h)").first).to_be_visible()
+                page.mouse.move(1, 1)
+                after = _settled(page.locator(f"{DECK} canvas").first, page, differs_from=before)
+
+                def outline(img):
+                    return np.all(img == SELECTED_COLOR, axis=2)
+
+                def near(mask, px: int = 4):
+                    out = mask.copy()
+                    for dy in range(-px, px + 1):
+                        for dx in range(-px, px + 1):
+                            out |= np.roll(np.roll(mask, dy, axis=0), dx, axis=1)
+                    return out
+
+                def middle(mask):  # the centre of an outline's pixels (y, x)
+                    assert mask.sum() > 20, mask.sum()
+                    return np.argwhere(mask).mean(axis=0)
+
+                h, w = after.shape[:2]
+                now, then = middle(outline(after)), middle(outline(before))  # ring of the HAT
+                # the clicked hexagon holds the map's centre: its ring is around it, and the
+                # ring of the HAT selected on opening (another hexagon) has gone
+                assert np.hypot(*(now - (h / 2, w / 2))) < 35, (now, h, w)
+                assert np.hypot(*(now - then)) > 25, (now, then)
+                moved = near(outline(before) | outline(after))
+                changed = np.any(after != before, axis=2) & ~moved
+                assert changed.mean() < 0.002, changed.mean()  # nothing else is repainted
+
+                def codes(img):
+                    return (img[..., 0] << 16) | (img[..., 1] << 8) | img[..., 2]
+
+                kept = np.isin(codes(after[~moved]), codes(before))  # the legend's colours
+                assert kept.mean() > 0.999, kept.mean()
+                _no_exception(page)
+                page.screenshot(path=str(ARTIFACTS / "browser-error-map-click.png"))
+            except Exception:
+                page.screenshot(path=str(ARTIFACTS / "browser-error-map-click-failure.png"))
                 raise
         finally:
             browser.close()
