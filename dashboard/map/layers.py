@@ -331,15 +331,16 @@ def fingerprint(*arrays) -> str:
 
 def records(base: pd.DataFrame, styled: Styled, texts: dict, *, dots: bool = True) -> Rows:
     """Layer rows, small because Streamlit sends every row on every ε step: ``cell`` (the slot is
-    the page's, so a click names the HAT), ``fill`` (RGB), ``q`` (trust code: outline by :data:`LINE_COLOR`) and the tooltip texts
-    (``texts``: short keys, see :data:`TOOLTIP_LINES`); with ``dots``, the dots' own rows.
+    the page's, so a click names the HAT), ``fill`` (RGB), ``q`` (trust code: outline by
+    :data:`LINE_COLOR`; with ``dots`` only in the dots' own rows, as the dots then draw the
+    outlines) and the tooltip texts (``texts``: short keys, see :data:`TOOLTIP_LINES`).
     Built column-wise; the one pass per row is the conversion to the dicts pydeck serialises."""
-    keys = ["cell", "fill", "q", *texts]
     fill, code = styled.fill[:, :3].tolist(), styled.code.tolist()
+    keys = ["cell", "fill", *([] if dots else ["q"]), *texts]  # with dots, they draw outlines
     columns = [
         base["cell"].tolist(),
         fill,
-        code,
+        *([] if dots else [code]),
         *(np.asarray(v).tolist() for v in texts.values()),
     ]
     hexagons = [dict(zip(keys, row, strict=True)) for row in zip(*columns, strict=True)]

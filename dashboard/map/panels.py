@@ -266,7 +266,7 @@ def map_view(
         st.markdown("\n".join(f"- {w}" for w in words))
     else:
         words = None
-    frame = error_frame(base, sh, at, target=target, noisy=noisy)
+    frame = functools.partial(error_frame, base, sh, at, target=target, noisy=noisy)  # on click
     prov = downloads.provenance(
         spec, u, hat=f"slot {slot}", mechanism=mechanism, epsilon=epsilon,
         seed=seed if metric == "release" else None,
@@ -327,13 +327,15 @@ def geojson_file(frame, prov, u) -> bytes:
     return json.dumps(hexagon_geojson(table), allow_nan=False).encode("utf-8")
 
 
-def _downloads(frame, prov, u) -> None:
+def _downloads(frame: Callable, prov, u) -> None:
+    """The CSV and GeoJSON buttons; ``frame()`` makes the table (:func:`error_frame`) when one
+    is clicked, not on every ε step."""
     csv_name = downloads.file_name("error-map", prov)
     geo_name = downloads.file_name("error-map", prov, ext="geojson")
     c = st.columns(2)
     ui.download(
         "Download the error map (CSV)",
-        lambda: csv_file(frame, prov, u),
+        lambda: csv_file(frame(), prov, u),
         file_name=csv_name,
         key="download_map_errors_csv",
         help=f"One row per hexagon with the provenance columns; saved as {csv_name}",
@@ -341,7 +343,7 @@ def _downloads(frame, prov, u) -> None:
     )
     ui.download(
         "Download the error map (GeoJSON)",
-        lambda: geojson_file(frame, prov, u),
+        lambda: geojson_file(frame(), prov, u),
         file_name=geo_name,
         mime="application/geo+json",
         key="download_map_errors_geojson",

@@ -164,6 +164,7 @@ def test_error_deck_rows_are_small_and_outlines_follow_the_trust_code(demo_slot)
     assert "[230, 97, 1, 255]" in layers.LINE_COLOR  # over target: the orange outline
     with_dots = layers.records(base, styled, {}, dots=True)
     assert with_dots.dots is not None and set(with_dots.dots[0]) == {"pos", "fill", "q"}
+    assert set(with_dots.hexagons[0]) == {"cell", "fill"}  # the dots draw the outlines
     drawn = layers.hexagon_layers(with_dots, layer_id="h", pickable=True)
     assert [x.id for x in drawn] == [f"h-{rows.geometry}", f"h-{rows.geometry}-points"]
     assert drawn[1].pickable is False
