@@ -7,11 +7,10 @@ values shown, the other maps' scale) is the toggle's alternative. Hexagons over 
 with no useful release (error ≥ U/2: too few users for this ε), are drawn apart: faded fill (the
 colour mixed with white) and a coloured outline, each named in the legend with its count.
 
-The split view is **one** Deck with two MapViews side by side (deck.gl's views, ``x``/``width``
-in percent) and one view state that is not keyed by view id, so both views read it and a pan or
-zoom in either moves both. Each layer is drawn in one view only: the Deck's ``layerFilter`` is a
-deck.gl JSON expression (``@@=``, member access only, no function calls) comparing the first
-letter of the layer's id with the view's id ("a…" layers in view "a", "b…" in view "b").
+The split view is **one** map view: side A where its hexagons are, side B (the same hexagons in
+B's colours) half a map further east through deck.gl's ``modelMatrix``, so a pan or a zoom moves
+both. (Two deck.gl views with a ``layerFilter`` would be the textbook way, but Streamlit's map
+element does not pass ``layerFilter`` on to deck.gl, and both views then showed side B.)
 
 Layer rows are small plain dicts (short keys; outline colour and width are deck.gl expressions of
 a trust code), built column-wise, and the Deck's JSON is written without whitespace
@@ -57,9 +56,7 @@ DIVERGING: tuple[tuple[int, int, int], ...] = (
     (239, 138, 98),
     (178, 24, 43),
 )
-SPLIT_GAP_PCT = 0.5  # half the gap between the two views, in percent of the width
-LAYER_FILTER = "@@=layer.id[0] == viewport.id"
-"""deck.gl JSON expression: a layer is drawn in the view whose id is its id's first letter."""
+TILE_PX = 512  # deck.gl's Web-Mercator world is 512 px wide at zoom 0
 
 
 def _fmt(value: float) -> str:
@@ -520,45 +517,52 @@ def error_deck(
     )
 
 
+def half_width_degrees(zoom: float, width_px: int) -> float:
+    """Degrees of longitude that half of a ``width_px`` map spans at ``zoom`` (Web Mercator)."""
+    return (width_px / 2.0) * 360.0 / (TILE_PX * 2.0**zoom)
+
+
+def shifted(layer: pdk.Layer, degrees: float) -> pdk.Layer:
+    """``layer`` drawn ``degrees`` of longitude further east (deck.gl's ``modelMatrix``, a
+    translation applied to its positions before projection); the data are untouched."""
+    layer.model_matrix = [1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, degrees, 0, 0, 1]
+    return layer
+
+
 def split_deck(
     rows_a: Rows,
     rows_b: Rows,
     view: pdk.ViewState,
     *,
+    width_px: int,
     tooltip_spec: dict,
     density: list[pdk.Layer] | None = None,
 ) -> pdk.Deck:
-    """Two maps side by side in **one** Deck sharing one view state (pan and zoom move both).
+    """Two maps side by side in **one** map view, so a pan or a zoom moves both.
 
-    Views "a" (left) and "b" (right); layers "a-…" are drawn in view a only, "b-…" in view b
-    (:data:`LAYER_FILTER`). No basemap (one basemap cannot sit under two views).
+    ``view`` fits one side in half of a ``width_px`` map. Side A is drawn where it is; side B,
+    the same hexagons in B's colours, half a map further east (:func:`shifted`), and the view
+    is centred between them. (Streamlit's map element draws every layer in every view, so two
+    views cannot each show their own layers; one view with B moved over can.) No basemap: it
+    would put B on the wrong streets.
     """
+    shift = half_width_degrees(float(view.zoom), width_px)
     layers: list[pdk.Layer] = []
-    for side, rows in (("a", rows_a), ("b", rows_b)):
+    for side, rows, degrees in (("a", rows_a, 0.0), ("b", rows_b, shift)):
+        side_layers = []
         for layer in density or []:
             twin = copy.deepcopy(layer)
             twin.id = f"{side}-{layer.id}"
-            layers.append(twin)
-        layers += hexagon_layers(rows, layer_id=f"{side}-hexagons", pickable=True)
-    half = 50.0 - SPLIT_GAP_PCT
-    views = [
-        pdk.View(
-            type="MapView", id="a", x="0%", width=f"{half:g}%", controller=dict(maps.CONTROLLER)
-        ),
-        pdk.View(
-            type="MapView",
-            id="b",
-            x=f"{50.0 + SPLIT_GAP_PCT:g}%",
-            width=f"{half:g}%",
-            controller=dict(maps.CONTROLLER),
-        ),
-    ]
-    deck = CompactDeck(
+            side_layers.append(twin)
+        side_layers += hexagon_layers(rows, layer_id=f"{side}-hexagons", pickable=True)
+        layers += [shifted(layer, degrees) if degrees else layer for layer in side_layers]
+    both = pdk.ViewState(
+        latitude=view.latitude, longitude=view.longitude + shift / 2.0, zoom=view.zoom
+    )
+    return CompactDeck(
         layers=layers,
-        initial_view_state=view,
-        views=views,
+        initial_view_state=both,
+        views=[pdk.View(type="MapView", controller=dict(maps.CONTROLLER))],
         tooltip=tooltip_spec,
         map_provider=None,
     )
-    deck.layer_filter = LAYER_FILTER  # serialised as the Deck's "layerFilter"
-    return deck

@@ -489,6 +489,7 @@ def split_view(spec: DataSpec, slot: str) -> None:
             rows[0],
             rows[1],
             view,
+            width_px=MAP_WIDTH_PX,
             tooltip_spec=layers.tooltip(None, u),
             density=_context(spec, base),
         )

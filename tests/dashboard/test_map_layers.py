@@ -108,7 +108,7 @@ def test_legend_text_carries_the_units_and_counts():
         assert word in tip
 
 
-def test_split_deck_has_two_views_sharing_one_view_state(demo_slot):
+def test_split_deck_draws_b_half_a_map_east_in_one_view(demo_slot):
     table, base = demo_slot
     scale = layers.error_scale(5.0, KNOTS)
     texts = {"v": ["x"] * len(base)}
@@ -117,20 +117,29 @@ def test_split_deck_has_two_views_sharing_one_view_state(demo_slot):
         for e in (0.5, 2.0)
     ]
     view, _ = maps.fit_view(base["cell"].tolist(), width_px=380)
-    deck = layers.split_deck(rows[0], rows[1], view, tooltip_spec={"text": "{value_text}"})
+    deck = layers.split_deck(
+        rows[0], rows[1], view, width_px=760, tooltip_spec={"text": "{value_text}"}
+    )
     spec = json.loads(deck.to_json())
-    assert [v["id"] for v in spec["views"]] == ["a", "b"]
-    assert all(v["@@type"] == "MapView" and v["controller"] for v in spec["views"])
-    assert spec["views"][0]["x"] == "0%" and spec["views"][1]["x"] == "50.5%"
-    # one view state, not keyed by view id: both views read it, so a pan moves both
-    assert set(spec["initialViewState"]) >= {"latitude", "longitude", "zoom"}
-    assert "a" not in spec["initialViewState"] and "b" not in spec["initialViewState"]
-    assert spec["layerFilter"] == "@@=layer.id[0] == viewport.id"
+    # one view (Streamlit's map draws every layer in every view): a pan or zoom moves both
+    assert len(spec["views"]) == 1 and spec["views"][0]["controller"]
+    shift = 380 * 360.0 / (512 * 2.0**view.zoom)  # half of 760 px in degrees at this zoom
+    assert layers.half_width_degrees(view.zoom, 760) == pytest.approx(shift)
+    ivs = spec["initialViewState"]
+    assert ivs["longitude"] == pytest.approx(view.longitude + shift / 2)
+    assert ivs["latitude"] == view.latitude and ivs["zoom"] == view.zoom
     ids = [layer["id"] for layer in spec["layers"]]
     g = rows[0].geometry
     assert g == rows[1].geometry  # the same hexagons on both sides
     assert ids == [f"a-hexagons-{g}", f"a-hexagons-{g}-points", f"b-hexagons-{g}",
                    f"b-hexagons-{g}-points"]  # fmt: skip
+    for layer in spec["layers"]:
+        if layer["id"].startswith("a-"):
+            assert "modelMatrix" not in layer
+        else:  # B: translated east by `shift` degrees of longitude, nothing else
+            m = layer["modelMatrix"]
+            assert m[:12] == [1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0] and m[13:] == [0, 0, 1]
+            assert m[12] == pytest.approx(shift)
     fills = [
         [r["fill"] for r in layer["data"]]
         for layer in spec["layers"]
