@@ -33,6 +33,7 @@ import math
 import os
 import secrets
 import sqlite3
+import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -243,7 +244,7 @@ class Ledger:
             raise HexplorerError(f"Cannot read the ledger {self.path}: {exc.strerror}.") from None
         if head == b"":
             return False  # created but killed before its first commit: nothing was recorded
-        if head == _SQLITE_MAGIC:
+        if _SQLITE_MAGIC.startswith(head):  # (a prefix: another publisher is creating it)
             return True
         if head.lstrip()[:1] == b"{":
             raise HexplorerError(
@@ -269,6 +270,18 @@ class Ledger:
             raise HexplorerError(f"Cannot open the ledger {self.path}: {exc}.") from None
         try:
             with self._guard():
+                self._set_up(con)
+            yield con
+        finally:
+            con.close()
+
+    def _set_up(self, con: sqlite3.Connection) -> None:
+        """WAL mode, the pragmas, the schema (created if new), checked. Retried while another
+        publisher holds a lock: SQLite answers a change of journal mode, or a first read of a
+        file being created, with "locked" at once rather than through its busy timeout."""
+        deadline = time.monotonic() + BUSY_TIMEOUT
+        while True:
+            try:
                 if con.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
                     con.execute("PRAGMA journal_mode=WAL")
                 con.execute("PRAGMA synchronous=FULL")
@@ -276,17 +289,21 @@ class Ledger:
                 fmt = self._setting(con, "format")
                 if fmt is None:
                     self._initialise(con)
-                elif fmt != _FORMAT:
-                    raise HexplorerError(f"Ledger {self.path} is not a hexplorer ledger.")
-                schema = self._setting(con, "schema")
-                if schema != str(LEDGER_VERSION):
-                    raise HexplorerError(
-                        f"Ledger {self.path} has schema {schema!r}; this hexplorer reads "
-                        f"schema {LEDGER_VERSION}."
-                    )
-            yield con
-        finally:
-            con.close()
+                break
+            except sqlite3.OperationalError as exc:
+                busy = "locked" in str(exc) or "busy" in str(exc)
+                if not busy or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.05)
+        fmt = self._setting(con, "format")
+        if fmt != _FORMAT:
+            raise HexplorerError(f"Ledger {self.path} is not a hexplorer ledger.")
+        schema = self._setting(con, "schema")
+        if schema != str(LEDGER_VERSION):
+            raise HexplorerError(
+                f"Ledger {self.path} has schema {schema!r}; this hexplorer reads "
+                f"schema {LEDGER_VERSION}."
+            )
 
     @contextlib.contextmanager
     def _guard(self) -> Iterator[None]:
