@@ -11,24 +11,27 @@ be seeded. A *published* release is different:
 4. the same request returns the recorded release instead of fresh noise (fresh noise on every
    rerun would let anyone average it away).
 
-Modules: ``noise`` (OpenDP Laplace), ``ledger`` (the ledger), ``single`` (one HAT's release),
+Modules: ``noise`` (OpenDP Laplace), ``records`` (what the ledger records), ``ledger`` (the
+ledger: storage and accounting), ``single`` (one HAT's release),
 ``city`` (every grid's mean and variance), ``batch`` (every HAT's release at once), ``files``.
 """
 
 from core.publish.ledger import (
     DEFAULT_LEDGER,
-    DEFAULT_NAMESPACE,
     LEDGER_ENV,
     LEDGER_VERSION,
-    BudgetExceeded,
     Ledger,
+    ledger_path,
+)
+from core.publish.noise import opendp_laplace, sampler_name
+from core.publish.records import (
+    DEFAULT_NAMESPACE,
+    BudgetExceeded,
     LedgerEntry,
     Record,
     Summary,
     fingerprint,
-    ledger_path,
 )
-from core.publish.noise import opendp_laplace, sampler_name
 from core.publish.single import Published, publish
 
 __all__ = [

@@ -43,15 +43,9 @@ from core.citywide.batch import VECTORISED, HatBatch
 from core.errors import HexplorerError
 from core.mechanisms import get_mechanism, resolve, run_mechanism
 from core.params import check_epsilon
-from core.publish.ledger import (
-    Ledger,
-    Record,
-    Summary,
-    check_namespace,
-    now,
-    software_version,
-)
+from core.publish.ledger import Ledger
 from core.publish.noise import opendp_laplace, sampler_name
+from core.publish.records import Record, Summary, check_namespace, now, software_version
 
 #: The accountings of an every-HAT release (see the module docstring).
 BATCH_ACCOUNTINGS = ("per-user", "max")

@@ -32,15 +32,9 @@ from core.citywide.grids import grid_errors, grid_statistics
 from core.citywide.gridset import GridSet, _check_values
 from core.errors import HexplorerError
 from core.params import check_epsilon, check_upper
-from core.publish.ledger import (
-    Ledger,
-    Record,
-    Summary,
-    check_namespace,
-    now,
-    software_version,
-)
+from core.publish.ledger import Ledger
 from core.publish.noise import opendp_laplace, sampler_name
+from core.publish.records import Record, Summary, check_namespace, now, software_version
 
 #: The accountings a city-wide release can be charged under (see the module docstring).
 ACCOUNTINGS = ("per-user", "max", "chop")

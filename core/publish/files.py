@@ -27,7 +27,7 @@ from core.errors import HexplorerError
 from core.postprocess import clamp_mean, clamp_variance
 from core.publish.batch import HatsRelease
 from core.publish.city import CityRelease
-from core.publish.ledger import LedgerEntry
+from core.publish.records import LedgerEntry
 
 #: Extensions :func:`write_table` understands.
 OUTPUT_SUFFIXES = (".csv", ".parquet", ".geojson")

@@ -23,8 +23,9 @@ import numpy as np
 from core.errors import HexplorerError
 from core.hat import HatData
 from core.mechanisms import Release, resolve, run_mechanism
-from core.publish.ledger import (
-    Ledger,
+from core.publish.ledger import Ledger
+from core.publish.noise import opendp_laplace, sampler_name
+from core.publish.records import (
     LedgerEntry,
     Record,
     Summary,
@@ -33,7 +34,6 @@ from core.publish.ledger import (
     now,
     software_version,
 )
-from core.publish.noise import opendp_laplace, sampler_name
 
 #: The accounting label of a single-HAT release: ε charged to each of its users.
 SINGLE_ACCOUNTING = "single-hat"

@@ -22,7 +22,7 @@ from core.errors import HexplorerError
 from core.mechanisms import release as simulate_release
 from core.postprocess import clamp_mean, clamp_variance
 from core.publish import Ledger, batch, city, files, single
-from core.publish.ledger import LedgerEntry
+from core.publish.records import LedgerEntry
 from dashboard.common import compute
 from dashboard.common.compute import DataSpec, Source
 
