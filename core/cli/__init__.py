@@ -57,12 +57,9 @@ adding a subcommand is one new module and one entry here."""
 
 
 def _version() -> str:
-    from importlib import metadata
+    from core.version import software_version
 
-    try:
-        return metadata.version("dp-hexplorer")
-    except metadata.PackageNotFoundError:  # running from a checkout that is not installed
-        return "unknown"
+    return software_version()
 
 
 def build_parser() -> argparse.ArgumentParser:

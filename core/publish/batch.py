@@ -45,7 +45,8 @@ from core.mechanisms import get_mechanism, resolve, run_mechanism
 from core.params import check_epsilon
 from core.publish.ledger import Ledger
 from core.publish.noise import opendp_laplace, sampler_name
-from core.publish.records import Record, Summary, check_namespace, now, software_version
+from core.publish.records import Record, Summary, check_namespace, now
+from core.version import software_version
 
 #: The accountings of an every-HAT release (see the module docstring).
 BATCH_ACCOUNTINGS = ("per-user", "max")

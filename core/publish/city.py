@@ -34,7 +34,8 @@ from core.errors import HexplorerError
 from core.params import check_epsilon, check_upper
 from core.publish.ledger import Ledger
 from core.publish.noise import opendp_laplace, sampler_name
-from core.publish.records import Record, Summary, check_namespace, now, software_version
+from core.publish.records import Record, Summary, check_namespace, now
+from core.version import software_version
 
 #: The accountings a city-wide release can be charged under (see the module docstring).
 ACCOUNTINGS = ("per-user", "max", "chop")

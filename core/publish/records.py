@@ -1,5 +1,5 @@
 """What the ledger records: a release's record, the ledger's summary, one single-HAT release
-(:class:`LedgerEntry`), and the fingerprints, times and versions they carry.
+(:class:`LedgerEntry`), and the fingerprints and times they carry.
 
 Plain values and their checks, no storage: :mod:`core.publish.ledger` keeps them in SQLite.
 """
@@ -212,13 +212,3 @@ class LedgerEntry:
             true_mean=math.nan,
             note=self.note,
         )
-
-
-def software_version() -> str:
-    """The installed dp-hexplorer version (recorded with every release), or ``"unknown"``."""
-    from importlib import metadata
-
-    try:
-        return metadata.version("dp-hexplorer")
-    except metadata.PackageNotFoundError:  # running from a checkout that is not installed
-        return "unknown"

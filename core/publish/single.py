@@ -32,8 +32,8 @@ from core.publish.records import (
     check_namespace,
     fingerprint,
     now,
-    software_version,
 )
+from core.version import software_version
 
 #: The accounting label of a single-HAT release: ε charged to each of its users.
 SINGLE_ACCOUNTING = "single-hat"

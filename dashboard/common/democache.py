@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import importlib.metadata
 import json
 import os
 import tempfile
@@ -28,6 +27,7 @@ import pandas as pd
 
 import core.data
 from core.data import ColumnMap, Prepared, PrepConfig, PrepReport
+from core.version import software_version
 
 ENV_VAR = "HEXPLORER_CACHE_DIR"
 MAX_ENTRIES = 16
@@ -42,11 +42,7 @@ def cache_dir() -> Path:
 
 
 def _code_digest() -> str:
-    try:
-        version = importlib.metadata.version("dp-hexplorer")
-    except importlib.metadata.PackageNotFoundError:
-        version = "unknown"
-    digest = hashlib.sha256(version.encode())
+    digest = hashlib.sha256(software_version().encode())
     folder = Path(core.data.__file__).resolve().parent
     for name in _SOURCES:
         path = folder / name

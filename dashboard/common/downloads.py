@@ -15,25 +15,17 @@ and passes it to :func:`dashboard.common.ui.table`.
 from __future__ import annotations
 
 import hashlib
-import importlib.metadata
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 import pandas as pd
 
+from core.version import software_version
 from dashboard.common.compute import DataSpec
 from dashboard.common.units import Units
 
-
-def _version() -> str:
-    try:
-        return importlib.metadata.version("dp-hexplorer")
-    except importlib.metadata.PackageNotFoundError:  # run from a checkout without installing
-        return "unknown"
-
-
-VERSION = _version()
+VERSION = software_version()
 
 PROVENANCE_COLUMNS: tuple[str, ...] = (
     "hat",
