@@ -30,8 +30,28 @@ def test_default_spec_follows_the_defaults(monkeypatch):
     assert (spec.upper, spec.slot, spec.source.kind) == (80.0, "15min", "demo")
 
 
-def test_warm_computes_the_first_map_without_error():
+def test_warm_computes_what_a_new_visitors_first_map_asks_for(monkeypatch):
+    from core.data import busiest_slot
+    from dashboard.common import compute
+
+    asked = []
+    for name in ("report", "hats", "slot_cells", "cell_density"):
+        real = getattr(compute, name)
+
+        def spy(*args, _real=real, _name=name):
+            asked.append((_name, args[0].key(), *args[1:]))
+            return _real(*args)
+
+        monkeypatch.setattr(compute, name, spy)
     warmup.warm()
+    key = default_spec().key()
+    slot = busiest_slot(compute.hats(default_spec()))
+    assert asked[:4] == [
+        ("report", key),
+        ("hats", key),
+        ("slot_cells", key, slot),
+        ("cell_density", key),
+    ]
 
 
 def test_lifespan_warms_in_the_background_and_serves_at_once(monkeypatch):
