@@ -107,7 +107,7 @@ class MapScale:
         )
         if self.suggested_resolution is not None:
             text += (
-                f" Too small to see: each is also drawn as a dot of at least "
+                f" Too small to see: each is shown by a dot of at least "
                 f"{2 * MIN_POINT_PIXELS:g} px. Resolution {self.suggested_resolution} (sidebar) "
                 "would draw them as hexagons."
             )

@@ -24,6 +24,7 @@ import hashlib
 import json
 import math
 from dataclasses import dataclass
+from typing import Literal
 
 import h3
 import numpy as np
@@ -288,6 +289,10 @@ LINE_WIDTH = f"q > 0 ? {OUTLINE_PX:g} : 1"
 DOTS_BELOW_PX = 4 * maps.MIN_HEX_PIXELS
 """Centre dots are drawn when the fitted view's hexagons are narrower than this (two zoom
 levels of headroom before they would be too small to see); wider hexagons show themselves."""
+DOTS_ONLY_BELOW_PX = 2 * maps.MIN_POINT_PIXELS
+"""Hexagons narrower than a dot's smallest width at the fitted view are drawn as dots only
+(:func:`draw_mode`)."""
+Draw = Literal["hexagons", "both", "dots"]
 DENSITY_MAX_HEXAGONS = 2_000
 """Above this many hexagons in the slot, the slot itself shows where the data are: the record
 density context (one more layer of every cell, sent on every ε step) is left out."""
@@ -296,7 +301,8 @@ density context (one more layer of every cell, sent on every ε step) is left ou
 @dataclass(frozen=True, kw_only=True)
 class Rows:
     """The rows of one map's layers: the hexagons (pickable, with the tooltip texts) and, when
-    drawn, the centre dots (``pos``, ``fill``, ``q`` only).
+    drawn, the centre dots (``pos``, ``fill``, ``q`` only) — or, drawn as dots only, no
+    hexagons and dots with everything (:func:`records`).
 
     ``geometry`` and ``colours`` are fingerprints of the hexagons (their cells, in order) and of
     their drawing (fill and trust code) — :func:`fingerprint`; empty: not known (the layers are
@@ -326,26 +332,49 @@ def fingerprint(*arrays) -> str:
     return digest.hexdigest()
 
 
-def records(base: pd.DataFrame, styled: Styled, texts: dict, *, dots: bool = True) -> Rows:
+def draw_mode(hex_px: float) -> Draw:
+    """How a map whose hexagons are ``hex_px`` wide at the fitted view draws them.
+
+    - ``"hexagons"``: wide enough to show themselves, outlined by trust class;
+    - ``"both"`` (narrower than :data:`DOTS_BELOW_PX`): filled hexagons with an outlined dot on
+      each, so every hexagon stays visible and keeps its trust outline;
+    - ``"dots"`` (narrower than :data:`DOTS_ONLY_BELOW_PX`, a dot's smallest width): the dots
+      only. Each dot covers its hexagon at this zoom, so the hexagons' fills would never be seen,
+      yet in software WebGL they cost as much to draw as the dots (half of an ε step at 10⁴
+      hexagons). The dots then answer the mouse.
+
+    >>> [draw_mode(px) for px in (40.0, 12.0, 4.6)]
+    ['hexagons', 'both', 'dots']
+    """
+    if hex_px < DOTS_ONLY_BELOW_PX:
+        return "dots"
+    return "both" if hex_px < DOTS_BELOW_PX else "hexagons"
+
+
+def records(base: pd.DataFrame, styled: Styled, texts: dict, *, draw: Draw = "both") -> Rows:
     """Layer rows, small because Streamlit sends every row on every ε step: ``cell`` (the slot is
     the page's, so a click names the HAT), ``fill`` (RGB), ``q`` (trust code: outline by
-    :data:`LINE_COLOR`; with ``dots`` only in the dots' own rows, as the dots then draw the
-    outlines) and the tooltip texts (``texts``: short keys, see :data:`TOOLTIP_LINES`).
+    :data:`LINE_COLOR`; drawn by the dots when there are dots) and the tooltip texts (``texts``:
+    short keys, see :data:`TOOLTIP_LINES`), on the rows of the layer that answers the mouse.
+    ``draw`` (:func:`draw_mode`) says which layers there are: the dots' rows carry ``pos``.
     Built column-wise; the one pass per row is the conversion to the dicts pydeck serialises."""
     fill, code = styled.fill[:, :3].tolist(), styled.code.tolist()
-    keys = ["cell", "fill", *([] if dots else ["q"]), *texts]  # with dots, they draw outlines
-    columns = [
-        base["cell"].tolist(),
-        fill,
-        *([] if dots else [code]),
-        *(np.asarray(v).tolist() for v in texts.values()),
-    ]
-    hexagons = [dict(zip(keys, row, strict=True)) for row in zip(*columns, strict=True)]
+    cells = base["cell"].tolist()
+    text_columns = [np.asarray(v).tolist() for v in texts.values()]
     tokens = {
-        "geometry": fingerprint("\n".join(columns[0])),
+        "geometry": fingerprint("\n".join(cells)),
         "colours": fingerprint(styled.fill[:, :3].astype(np.uint8), styled.code.astype(np.int8)),
     }
-    if not dots:
+    if draw == "dots":  # one layer: the dots, with everything a click or a tooltip reads
+        keys = ["cell", "pos", "fill", "q", *texts]
+        columns = [cells, base["pos"].tolist(), fill, code, *text_columns]
+        dots = [dict(zip(keys, row, strict=True)) for row in zip(*columns, strict=True)]
+        return Rows(hexagons=[], dots=dots, **tokens)
+    outlined = draw == "hexagons"  # otherwise the dots draw the outlines
+    keys = ["cell", "fill", *(["q"] if outlined else []), *texts]
+    columns = [cells, fill, *([code] if outlined else []), *text_columns]
+    hexagons = [dict(zip(keys, row, strict=True)) for row in zip(*columns, strict=True)]
+    if outlined:
         return Rows(hexagons=hexagons, **tokens)
     points = [
         {"pos": p, "fill": f, "q": q}
@@ -356,20 +385,19 @@ def records(base: pd.DataFrame, styled: Styled, texts: dict, *, dots: bool = Tru
 
 def hexagon_layers(rows: Rows, *, layer_id: str, pickable: bool) -> list[pdk.Layer]:
     """H3 hexagons and, when ``rows`` has them, centre dots (never under
-    ``maps.MIN_POINT_PIXELS``; not pickable: the hexagons answer the mouse), with the outline
-    colour and width of each row's trust code, so the faded hexagons keep a visible outline at
-    any zoom. Ids ``layer_id`` and ``layer_id-points``.
+    ``maps.MIN_POINT_PIXELS``), with the outline colour and width of each row's trust code, so
+    the faded hexagons keep a visible outline at any zoom. Ids ``layer_id`` and
+    ``layer_id-points``.
 
     With dots (hexagons too small at the fitted view to show an outline), the dots carry the
     outlines and the hexagons are drawn filled only, as polygons (``highPrecision``): in
     software WebGL (Chromium without a GPU, as in ``bench/bench_map.py``) the outlines of 10⁴
     hexagons cost seconds per frame — most of an ε step — and polygon fills cost less than
     deck.gl's instanced hexagon columns. Without dots the hexagons are wide, hence few (a few
-    hundred fit the map), and keep their outlines."""
-    if not rows.hexagons:
+    hundred fit the map), and keep their outlines. With dots only (:func:`draw_mode`), the dots
+    answer the mouse."""
+    if not rows.hexagons and not rows.dots:
         return []
-    outlined = not rows.dots
-    lines = {"get_line_color": LINE_COLOR, "get_line_width": LINE_WIDTH} if outlined else {}
     colours_only: dict = {}
     if rows.geometry:
         layer_id = f"{layer_id}-{rows.geometry}"
@@ -377,31 +405,12 @@ def hexagon_layers(rows: Rows, *, layer_id: str, pickable: bool) -> list[pdk.Lay
             "data_comparator": SAME_GEOMETRY,
             "update_triggers": {a: [rows.colours] for a in COLOUR_ACCESSORS},
         }
-    hexagons = pdk.Layer(
-        "H3HexagonLayer",
-        data=rows.hexagons,
-        id=layer_id,
-        get_hexagon="cell",
-        get_fill_color="fill",
-        stroked=outlined,
-        filled=True,
-        extruded=False,
-        pickable=pickable,
-        auto_highlight=pickable,
-        **lines,
-        **colours_only,
-    )
-    if rows.geometry:  # the sublayers deck.gl builds get the same rows: the same comparison
-        same = {"dataComparator": f"@@={SAME_GEOMETRY}"}
-        hexagons._sub_layer_props = {
-            "hexagon-cell-hifi": {**same, "_subLayerProps": {"fill": same, "stroke": same}},
-            "hexagon-cell": same,
-        }
-    if not outlined:
-        hexagons.high_precision = True  # polygons: cheaper to fill than instanced columns
-    out = [hexagons]
+    out = []
+    if rows.hexagons:
+        out.append(_hexagons(rows, layer_id=layer_id, pickable=pickable, extra=colours_only))
     if rows.dots:
-        cell = rows.hexagons[0]["cell"]
+        dots_pick = pickable and not rows.hexagons  # with hexagons, the hexagons answer
+        cell = (rows.hexagons or rows.dots)[0]["cell"]
         edge_m = float(h3.average_hexagon_edge_length(h3.get_resolution(cell), "m"))
         out.append(
             pdk.Layer(
@@ -416,7 +425,8 @@ def hexagon_layers(rows: Rows, *, layer_id: str, pickable: bool) -> list[pdk.Lay
                 radius_min_pixels=maps.MIN_POINT_PIXELS,
                 stroked=True,
                 filled=True,
-                pickable=False,
+                pickable=dots_pick,
+                auto_highlight=dots_pick,
                 **colours_only,
             )
         )
@@ -425,6 +435,35 @@ def hexagon_layers(rows: Rows, *, layer_id: str, pickable: bool) -> list[pdk.Lay
         # ("@@=pixels"), which deck.gl then reads as a function, not as the units.
         layer.line_width_units = "pixels"
     return out
+
+
+def _hexagons(rows: Rows, *, layer_id: str, pickable: bool, extra: dict) -> pdk.Layer:
+    """The H3 hexagon layer of :func:`hexagon_layers` (outlined when there are no dots)."""
+    outlined = not rows.dots
+    lines = {"get_line_color": LINE_COLOR, "get_line_width": LINE_WIDTH} if outlined else {}
+    hexagons = pdk.Layer(
+        "H3HexagonLayer",
+        data=rows.hexagons,
+        id=layer_id,
+        get_hexagon="cell",
+        get_fill_color="fill",
+        stroked=outlined,
+        filled=True,
+        extruded=False,
+        pickable=pickable,
+        auto_highlight=pickable,
+        **lines,
+        **extra,
+    )
+    if rows.geometry:  # the sublayers deck.gl builds get the same rows: the same comparison
+        same = {"dataComparator": f"@@={SAME_GEOMETRY}"}
+        hexagons._sub_layer_props = {
+            "hexagon-cell-hifi": {**same, "_subLayerProps": {"fill": same, "stroke": same}},
+            "hexagon-cell": same,
+        }
+    if not outlined:
+        hexagons.high_precision = True  # polygons: cheaper to fill than instanced columns
+    return hexagons
 
 
 SAME_GEOMETRY = "true"

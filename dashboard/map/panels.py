@@ -215,7 +215,7 @@ def map_view(
         base,
         styled,
         {**_base_texts(base), **_texts(metric, sh.values, sh, u)},
-        dots=map_scale.hex_px < layers.DOTS_BELOW_PX,
+        draw=layers.draw_mode(map_scale.hex_px),
     )
     deck = layers.error_deck(
         rows,
@@ -476,13 +476,13 @@ def split_view(spec: DataSpec, slot: str) -> None:
     if ss[ms.SPLIT_SHOW] == "sides":
         scale = layers.error_scale(target, u)
         view, half_scale = mc.view(spec, slot, MAP_WIDTH_PX // 2)
-        dots = half_scale.hex_px < layers.DOTS_BELOW_PX
+        draw = layers.draw_mode(half_scale.hex_px)
         rows = []
         for sh in (sh_a, sh_b):
             styled = layers.style(sh.values, scale, sh.classes)
             rows.append(
                 layers.records(
-                    base, styled, {**texts, **_texts("error", sh.values, sh, u)}, dots=dots
+                    base, styled, {**texts, **_texts("error", sh.values, sh, u)}, draw=draw
                 )
             )
         deck = layers.split_deck(
@@ -511,7 +511,7 @@ def split_view(spec: DataSpec, slot: str) -> None:
             base,
             styled,
             {**texts, **_texts("error", sh_b.values, sh_b, u), "v": value_text},
-            dots=full_scale.hex_px < layers.DOTS_BELOW_PX,
+            draw=layers.draw_mode(full_scale.hex_px),
         )
         deck = layers.error_deck(
             rows_d,

@@ -267,3 +267,83 @@ def test_click_on_the_error_map_selects_the_hexagon_and_keeps_the_legend_colours
                 raise
         finally:
             browser.close()
+
+
+def _wide_city(path) -> str:
+    """Three resolution-7 hexagons 6° of longitude apart (hexagons ~1 px wide at the fitted
+    view: drawn as dots only); the middle one has the fewest records, so it is not the HAT
+    selected on opening. Returns the middle cell."""
+    import h3
+    import pandas as pd
+
+    frames = []
+    cells = [h3.latlng_to_cell(22.0, lon, 7) for lon in (73.0, 79.0, 85.0)]
+    for k, cell in enumerate(cells):
+        lat, lon = h3.cell_to_latlng(cell)
+        users, per_user = (3, 2) if k == 1 else (6, 5)
+        n = users * per_user
+        frames.append(
+            pd.DataFrame(
+                {
+                    "user_id": [f"v{k}{u}" for u in range(users) for _ in range(per_user)],
+                    "lat": lat,
+                    "lon": lon,
+                    "timestamp": pd.Timestamp("2024-03-05 08:00")
+                    + pd.to_timedelta(range(n), unit="min"),
+                    "speed": [20.0 + i % 30 for i in range(n)],
+                }
+            )
+        )
+    pd.concat(frames, ignore_index=True).to_csv(path, index=False)
+    return cells[1]
+
+
+def test_a_click_on_a_dot_of_a_wide_error_map_selects_its_hexagon(tmp_path):
+    """Hexagons smaller than a dot are drawn as dots only, and the dots answer the mouse: a
+    click on the middle dot of a country-wide file selects that hexagon's HAT."""
+    import os
+
+    import numpy as np
+
+    cell = _wide_city(tmp_path / "wide.csv")
+    expect, sync_playwright = _playwright()
+    env = {**os.environ, "HEXPLORER_DATA_DIR": str(tmp_path)}
+    log = ARTIFACTS / "streamlit-browser-map-wide.log"
+    with streamlit_server(log, env=env) as url, sync_playwright() as pw:
+        browser = pw.chromium.launch(
+            executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True
+        )
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 1100})
+            try:
+                open_error_map(page, f"{url}/?source=path&path=wide.csv", timeout_ms=240_000)
+                _no_exception(page)
+                expect(page.get_by_text(re.compile(r"each is shown by a dot"))).to_be_visible()
+                expect(page.get_by_text(re.compile(f"Selected HAT: {cell}/"))).to_have_count(0)
+                canvas = page.locator(f"{DECK} canvas").first
+                page.mouse.move(1, 1)
+                img = _settled(canvas, page)
+                drawn = img.sum(axis=2) < 720  # anything but the white page
+                columns = np.flatnonzero(drawn.any(axis=0))
+                runs = np.split(columns, np.flatnonzero(np.diff(columns) > 3) + 1)
+                assert len(runs) == 3, [(r[0], r[-1]) for r in runs]  # three dots, left to right
+                xs = runs[1]
+                ys = np.flatnonzero(drawn[:, xs[0] : xs[-1] + 1].any(axis=1))
+                box = canvas.bounding_box()
+                x, y = box["x"] + xs.mean(), box["y"] + ys.mean()
+                shown = page.get_by_text(re.compile(f"Selected HAT: {cell}/"))
+                for _attempt in range(8):  # deck.gl picks once its first frames are drawn
+                    page.mouse.move(x, y)
+                    page.mouse.click(x, y)
+                    try:
+                        expect(shown).to_be_visible(timeout=5_000)
+                        break
+                    except AssertionError:
+                        page.wait_for_timeout(1_000)
+                expect(shown).to_be_visible(timeout=30_000)
+                _no_exception(page)
+            except Exception:
+                page.screenshot(path=str(ARTIFACTS / "browser-error-map-wide-failure.png"))
+                raise
+        finally:
+            browser.close()

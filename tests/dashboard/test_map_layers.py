@@ -15,7 +15,7 @@ import pytest
 from core.citywide import derived, errors
 from core.citywide.gridset import busiest_slot, grid_set
 from core.data import load_demo, prepare
-from dashboard.common import maps
+from dashboard.common import maps, selection
 from dashboard.common.units import Units
 from dashboard.map import charts, layers
 
@@ -153,7 +153,7 @@ def test_error_deck_rows_are_small_and_outlines_follow_the_trust_code(demo_slot)
     at = errors.errors_at(table, 1.0)
     classes = derived.trust_classes(at.total, target=5.0, upper=U)
     styled = layers.style(at.total, layers.error_scale(5.0, KNOTS), classes)
-    rows = layers.records(base, styled, {"v": ["v"] * len(base)}, dots=False)
+    rows = layers.records(base, styled, {"v": ["v"] * len(base)}, draw="hexagons")
     assert rows.dots is None
     assert set(rows.hexagons[0]) == {"cell", "fill", "q", "v"}
     assert [r["q"] for r in rows.hexagons] == classes.tolist()  # 0 within, 1 over, 2 none
@@ -171,7 +171,7 @@ def test_error_deck_rows_are_small_and_outlines_follow_the_trust_code(demo_slot)
     assert hexes["getLineWidth"] == f"@@={layers.LINE_WIDTH}"
     assert hexes["lineWidthUnits"] == "pixels"  # a plain string, not an accessor
     assert "[230, 97, 1, 255]" in layers.LINE_COLOR  # over target: the orange outline
-    with_dots = layers.records(base, styled, {}, dots=True)
+    with_dots = layers.records(base, styled, {}, draw="both")
     assert with_dots.dots is not None and set(with_dots.dots[0]) == {"pos", "fill", "q"}
     assert set(with_dots.hexagons[0]) == {"cell", "fill"}  # the dots draw the outlines
     drawn = layers.hexagon_layers(with_dots, layer_id="h", pickable=True)
@@ -184,6 +184,37 @@ def test_error_deck_rows_are_small_and_outlines_follow_the_trust_code(demo_slot)
     assert "getLineColor" not in dotted[0]
     assert dotted[1]["stroked"] is True and dotted[1]["getLineColor"] == f"@@={layers.LINE_COLOR}"
     assert hexes["stroked"] is True  # without dots the hexagons keep their outlines
+
+
+def test_hexagons_smaller_than_a_dot_are_drawn_as_dots_that_answer_the_mouse(demo_slot):
+    """Below a dot's width each dot hides its hexagon: only the dots are drawn, and they carry
+    what a click and the tooltip read (cell, texts) besides position, fill and trust code."""
+    table, base = demo_slot
+    at = errors.errors_at(table, 1.0)
+    classes = derived.trust_classes(at.total, target=5.0, upper=U)
+    styled = layers.style(at.total, layers.error_scale(5.0, KNOTS), classes)
+    assert layers.draw_mode(2 * maps.MIN_POINT_PIXELS - 0.1) == "dots"
+    assert layers.draw_mode(2 * maps.MIN_POINT_PIXELS) == "both"
+    assert layers.draw_mode(layers.DOTS_BELOW_PX) == "hexagons"
+    rows = layers.records(base, styled, {"e": ["1.0"] * len(base)}, draw="dots")
+    assert rows.hexagons == [] and len(rows.dots) == len(base)
+    assert set(rows.dots[0]) == {"cell", "pos", "fill", "q", "e"}
+    assert [r["cell"] for r in rows.dots] == base["cell"].tolist()
+    assert [r["q"] for r in rows.dots] == classes.tolist()
+    assert [r["fill"] for r in rows.dots] == styled.fill[:, :3].tolist()
+    drawn = layers.hexagon_layers(rows, layer_id="h", pickable=True)
+    assert [x.id for x in drawn] == [f"h-{rows.geometry}-points"]
+    spec = json.loads(layers.CompactDeck(layers=drawn).to_json())["layers"][0]
+    assert spec["@@type"] == "ScatterplotLayer" and spec["pickable"] is True
+    assert spec["autoHighlight"] is True and spec["stroked"] is True
+    assert spec["getLineColor"] == f"@@={layers.LINE_COLOR}"
+    assert spec["updateTriggers"]["getFillColor"] == [rows.colours]
+    # a click on a dot names its cell, as a click on a hexagon does
+    picked = {"selection": {"objects": {drawn[0].id: [rows.dots[3]]}}}
+    assert selection.picked_row(picked, "h")["cell"] == base["cell"].iloc[3]
+    assert (
+        layers.hexagon_layers(layers.Rows(hexagons=[], dots=[]), layer_id="h", pickable=True) == []
+    )
 
 
 def test_handout_map_has_one_trace_per_colour_and_the_dimmed_classes(demo_slot):
@@ -218,7 +249,7 @@ def test_a_new_epsilon_changes_only_the_colours_of_the_same_layers(demo_slot):
         at = errors.errors_at(table, eps)
         classes = derived.trust_classes(at.total, target=5.0, upper=U)
         styled = layers.style(at.total, scale, classes)
-        return layers.records(base, styled, {}, dots=True)
+        return layers.records(base, styled, {}, draw="both")
 
     a, b = rows_at(0.5), rows_at(2.0)
     assert a.geometry == b.geometry and a.colours != b.colours
