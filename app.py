@@ -19,6 +19,7 @@ import streamlit as st
 from starlette.middleware import Middleware
 
 from dashboard import warmup
+from dashboard.common import liveplot
 from dashboard.common.prefetch import ModulePreload
 
 PAGES = (
@@ -59,4 +60,6 @@ else:  # `streamlit run app.py` (or an ASGI server) imports this file to find th
         Path(__file__).resolve(),
         lifespan=warmup.lifespan,
         middleware=[Middleware(ModulePreload)],  # the map's code loads with the page
+        routes=liveplot.routes(),  # plotly.js for the charts that update in place
     )
+    liveplot.enable()

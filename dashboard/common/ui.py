@@ -11,7 +11,7 @@ import streamlit as st
 from streamlit.errors import StreamlitAPIException
 
 from core.errors import HexplorerError
-from dashboard.common import downloads, figures, shown
+from dashboard.common import downloads, figures, liveplot, shown
 from dashboard.common.downloads import Provenance
 from dashboard.common.figures import PNG_CONFIG
 from dashboard.common.units import Units
@@ -92,9 +92,14 @@ def csv_maker(df: pd.DataFrame, provenance: Provenance | None = None) -> Callabl
     return lambda: downloads.csv_bytes(df, provenance)
 
 
-def chart(fig: go.Figure, *, key: str) -> None:
-    """Show a plotly figure with the modebar's PNG export kept."""
-    st.plotly_chart(fig, config=PNG_CONFIG, key=f"chart_{key}", width="stretch")
+def chart(fig: go.Figure, *, key: str, live: bool = False) -> None:
+    """Show a plotly figure with the modebar's PNG export kept. ``live``: a chart a slider
+    moves on every step, updated in place (:mod:`dashboard.common.liveplot`) rather than
+    rebuilt by the browser."""
+    if live:
+        liveplot.chart(fig, key=f"chart_{key}", config=PNG_CONFIG)
+    else:
+        st.plotly_chart(fig, config=PNG_CONFIG, key=f"chart_{key}", width="stretch")
     shown.add_figure(key, fig)  # the report hands out what the page drew
 
 

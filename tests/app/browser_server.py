@@ -16,6 +16,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = Path("/usr/bin/chromium")
+CHART = '[data-testid="stPlotlyChart"], .hexplorer-liveplot'
+"""A plotly chart: Streamlit's element, or one that updates in place (dashboard.common.liveplot)."""
 CHROMIUM_ARGS = [
     "--no-sandbox",
     "--disable-gpu",

@@ -11,6 +11,7 @@ import re
 
 import pytest
 from browser_server import (
+    CHART,
     CHROMIUM,
     CHROMIUM_ARGS,
     ROOT,
@@ -64,7 +65,7 @@ def test_map_charts_and_epsilon_slider_in_chromium(server):
 
                 # One hexagon: the headline table and the first two charts, no exception block.
                 page.get_by_role("link", name="One hexagon").click()
-                charts = page.locator('[data-testid="stPlotlyChart"]')
+                charts = page.locator(CHART)
                 expect(charts.nth(1)).to_be_visible(timeout=120_000)
                 headline = page.locator(".st-key-hexagon_headline table")
                 expect(headline).to_be_visible(timeout=120_000)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from browser_server import CHROMIUM, CHROMIUM_ARGS, ROOT, inside, streamlit_server
+from browser_server import CHART, CHROMIUM, CHROMIUM_ARGS, ROOT, inside, streamlit_server
 from browser_server import unavailable as _unavailable
 
 from dashboard.common import state
@@ -44,7 +44,7 @@ def test_presenter_view_at_1280x720(server):
             page = browser.new_page(viewport={"width": WIDTH, "height": HEIGHT})
             try:
                 page.goto(f"{server}/one_hexagon", wait_until="domcontentloaded", timeout=60_000)
-                charts = page.locator('[data-testid="stPlotlyChart"]')
+                charts = page.locator(CHART)
                 distribution = charts.filter(has_text="Where releases")
                 worst = charts.filter(has_text="Worst-case error against ε")
                 expect(distribution).to_be_visible(timeout=180_000)
@@ -99,7 +99,7 @@ def test_presenter_view_at_1280x720(server):
                 page.locator('[data-testid="stSidebar"]').get_by_text(
                     "Presenter (larger type)"
                 ).click()
-                expect(page.locator('[data-testid="stPlotlyChart"]').first).to_be_visible()
+                expect(page.locator(CHART).first).to_be_visible()
                 page.wait_for_function(
                     f"""() => {{
                         const td = document.querySelector('.st-key-hexagon_headline td');
@@ -111,6 +111,64 @@ def test_presenter_view_at_1280x720(server):
                 assert page.locator('[data-testid="stException"]').count() == 0
             except Exception:
                 page.screenshot(path=str(ARTIFACTS / "browser-hexagon-failure.png"))
+                raise
+        finally:
+            browser.close()
+
+
+def test_an_epsilon_step_updates_both_charts_in_place(server):
+    """The two charts ε moves are kept on the page and given the new figure (Plotly.react), not
+    thrown away and rebuilt (what Streamlit's plotly element does when its figure changes):
+    the same chart nodes before and after a step, showing the new ε — the distribution's
+    title and the worst-case chart's ε line."""
+    if not CHROMIUM.exists():
+        _unavailable(f"Chromium not found at {CHROMIUM} (apt-get install -y chromium)")
+    try:
+        from playwright.sync_api import expect, sync_playwright
+    except ImportError:
+        _unavailable("playwright is not installed")
+
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(
+            executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True
+        )
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 1000})
+            try:
+                page.goto(f"{server}/one_hexagon", wait_until="domcontentloaded", timeout=60_000)
+                plots = page.locator(f":is({CHART}) .js-plotly-plot, .js-plotly-plot:is({CHART})")
+                expect(plots.nth(1)).to_be_visible(timeout=180_000)
+                expect(page.get_by_text(re.compile("land at ε = 1$"))).to_be_visible()
+                page.evaluate(
+                    "() => document.querySelectorAll('.js-plotly-plot')"
+                    ".forEach((g, i) => { g.dataset.mark = 'kept' + i; })"
+                )
+                thumb = (
+                    page.locator('[data-testid="stSlider"]')
+                    .filter(has_text="Privacy loss ε")
+                    .get_by_role("slider")
+                )
+                thumb.focus()
+                thumb.press("ArrowLeft")
+                value = thumb.get_attribute("aria-valuetext")
+                assert value != "1"
+                expect(
+                    page.get_by_text(re.compile(f"land at ε = {re.escape(value)}$"))
+                ).to_be_visible(timeout=60_000)
+                page.wait_for_function(
+                    """(eps) => [...document.querySelectorAll('.js-plotly-plot')].some(g =>
+                        ((g._fullLayout || {}).shapes || []).some(s => s.x0 === eps))""",
+                    arg=float(value),
+                    timeout=60_000,
+                )
+                marks = page.evaluate(
+                    "() => [...document.querySelectorAll('.js-plotly-plot')]"
+                    ".map(g => g.dataset.mark || 'new')"
+                )
+                assert marks[:2] == ["kept0", "kept1"], marks  # the same two charts, updated
+                assert page.locator('[data-testid="stException"]').count() == 0
+            except Exception:
+                page.screenshot(path=str(ARTIFACTS / "browser-hexagon-in-place-failure.png"))
                 raise
         finally:
             browser.close()
