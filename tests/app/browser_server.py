@@ -13,6 +13,7 @@ import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = Path("/usr/bin/chromium")
@@ -163,13 +164,41 @@ def centre_hat() -> str | None:
     )
 
 
-def click_map_centre(page, expect, shown, *, deck: int = 0, attempts: int = 12) -> None:
-    """Click the centre of the ``deck``-th map until the locator ``shown`` is visible (deck.gl
-    picks only once its first frames are drawn, so early clicks may miss)."""
+@contextmanager
+def chromium_page(
+    failure_png: Path, *, width: int = 1400, height: int = 1000
+) -> Iterator[tuple[Any, Any]]:
+    """A page of Debian's Chromium (headless, ``width`` × ``height``) and Playwright's
+    ``expect``; the page's screenshot goes to ``failure_png`` when the block fails. Without
+    Chromium or Playwright: :func:`unavailable`."""
+    if not CHROMIUM.exists():
+        unavailable(f"Chromium not found at {CHROMIUM} (apt-get install -y chromium)")
+    try:
+        from playwright.sync_api import expect, sync_playwright
+    except ImportError:
+        unavailable("playwright is not installed")
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(
+            executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True
+        )
+        try:
+            page = browser.new_page(viewport={"width": width, "height": height})
+            try:
+                yield page, expect
+            except Exception:
+                failure_png.parent.mkdir(parents=True, exist_ok=True)
+                page.screenshot(path=str(failure_png))
+                raise
+        finally:
+            browser.close()
+
+
+def click_until(page, expect, shown, at, *, attempts: int = 12) -> None:
+    """Click the point ``at()`` (x, y) until the locator ``shown`` is visible (deck.gl picks
+    only once its first frames are drawn, so early clicks may miss)."""
     for _attempt in range(attempts):
         page.wait_for_timeout(1_000)
-        box = page.locator(DECK).nth(deck).bounding_box()
-        x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+        x, y = at()
         page.mouse.move(x, y)
         page.mouse.click(x, y)
         try:
@@ -178,3 +207,13 @@ def click_map_centre(page, expect, shown, *, deck: int = 0, attempts: int = 12) 
         except AssertionError:
             continue
     expect(shown).to_be_visible(timeout=30_000)
+
+
+def click_map_centre(page, expect, shown, *, deck: int = 0, attempts: int = 12) -> None:
+    """Click the centre of the ``deck``-th map until the locator ``shown`` is visible."""
+
+    def centre() -> tuple[float, float]:
+        box = page.locator(DECK).nth(deck).bounding_box()
+        return box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+
+    click_until(page, expect, shown, centre, attempts=attempts)

@@ -11,8 +11,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from browser_server import CHART, CHROMIUM, CHROMIUM_ARGS, ROOT, inside, streamlit_server
-from browser_server import unavailable as _unavailable
+from browser_server import CHART, ROOT, chromium_page, inside, streamlit_server
 
 from dashboard.common import state
 
@@ -29,91 +28,72 @@ def server():
 
 
 def test_presenter_view_at_1280x720(server):
-    if not CHROMIUM.exists():
-        _unavailable(f"Chromium not found at {CHROMIUM} (apt-get install -y chromium)")
-    try:
-        from playwright.sync_api import expect, sync_playwright
-    except ImportError:
-        _unavailable("playwright is not installed")
+    failure = ARTIFACTS / "browser-hexagon-failure.png"
+    with chromium_page(failure, width=WIDTH, height=HEIGHT) as (page, expect):
+        page.goto(f"{server}/one_hexagon", wait_until="domcontentloaded", timeout=60_000)
+        charts = page.locator(CHART)
+        distribution = charts.filter(has_text="Where releases")
+        worst = charts.filter(has_text="Worst-case error against ε")
+        expect(distribution).to_be_visible(timeout=180_000)
+        expect(worst).to_be_visible(timeout=60_000)
+        page.wait_for_timeout(1_500)  # plotly finishes drawing
+        assert page.locator('[data-testid="stException"]').count() == 0
 
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch(
-            executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True
+        # The controls and the two charts they move, together, without scrolling.
+        eps = page.locator('[data-testid="stSlider"]').filter(has_text="Privacy loss ε")
+        m_ub = page.locator('[data-testid="stSlider"]').filter(has_text="(m_UB)")
+        boxes = {
+            "ε slider": eps.bounding_box(),
+            "m_UB slider": m_ub.bounding_box(),
+            "distribution chart": distribution.bounding_box(),
+            "worst case chart": worst.bounding_box(),
+        }
+        page.screenshot(path=str(ARTIFACTS / "browser-hexagon-1280x720.png"))
+        outside = {k: b for k, b in boxes.items() if not inside(b, WIDTH, HEIGHT)}
+        assert outside == {}, outside
+        assert page.evaluate("window.scrollY") == 0
+
+        # The distribution is drawn: one filled ridge per chosen mechanism, plus the band
+        # and the true-mean line.
+        n = len(state.DEFAULT_MECHANISMS)
+        traces = distribution.locator(".scatterlayer .trace")
+        assert traces.count() == n + 2
+        fills = distribution.locator(".scatterlayer .trace path.js-fill")
+        assert fills.count() >= n + 1  # n ridges and the ±X band
+        expect(distribution.locator(".annotation-text").first).to_contain_text("within ±1")
+
+        # The headline carries the unit in every number's label.
+        headline = page.locator(".st-key-hexagon_headline table")
+        expect(headline).to_be_visible()
+        header = headline.locator("th").all_inner_texts()
+        assert sum("(km/h)" in h for h in header) == 4, header
+        assert re.search(r"Array-Averaging \(BestFit\)", headline.inner_text())
+
+        # No truncated label: buttons and metric labels show their whole text.
+        cut = page.evaluate(
+            """() => [...document.querySelectorAll(
+                '[data-testid="stSidebar"] button p, [data-testid="stMetricLabel"] p')]
+                .filter(e => e.offsetParent !== null && e.scrollWidth > e.clientWidth + 1)
+                .map(e => e.textContent)"""
         )
-        try:
-            page = browser.new_page(viewport={"width": WIDTH, "height": HEIGHT})
-            try:
-                page.goto(f"{server}/one_hexagon", wait_until="domcontentloaded", timeout=60_000)
-                charts = page.locator(CHART)
-                distribution = charts.filter(has_text="Where releases")
-                worst = charts.filter(has_text="Worst-case error against ε")
-                expect(distribution).to_be_visible(timeout=180_000)
-                expect(worst).to_be_visible(timeout=60_000)
-                page.wait_for_timeout(1_500)  # plotly finishes drawing
-                assert page.locator('[data-testid="stException"]').count() == 0
+        assert cut == [], cut
 
-                # The controls and the two charts they move, together, without scrolling.
-                eps = page.locator('[data-testid="stSlider"]').filter(has_text="Privacy loss ε")
-                m_ub = page.locator('[data-testid="stSlider"]').filter(has_text="(m_UB)")
-                boxes = {
-                    "ε slider": eps.bounding_box(),
-                    "m_UB slider": m_ub.bounding_box(),
-                    "distribution chart": distribution.bounding_box(),
-                    "worst case chart": worst.bounding_box(),
-                }
-                page.screenshot(path=str(ARTIFACTS / "browser-hexagon-1280x720.png"))
-                outside = {k: b for k, b in boxes.items() if not inside(b, WIDTH, HEIGHT)}
-                assert outside == {}, outside
-                assert page.evaluate("window.scrollY") == 0
-
-                # The distribution is drawn: one filled ridge per chosen mechanism, plus the band
-                # and the true-mean line.
-                n = len(state.DEFAULT_MECHANISMS)
-                traces = distribution.locator(".scatterlayer .trace")
-                assert traces.count() == n + 2
-                fills = distribution.locator(".scatterlayer .trace path.js-fill")
-                assert fills.count() >= n + 1  # n ridges and the ±X band
-                expect(distribution.locator(".annotation-text").first).to_contain_text("within ±1")
-
-                # The headline carries the unit in every number's label.
-                headline = page.locator(".st-key-hexagon_headline table")
-                expect(headline).to_be_visible()
-                header = headline.locator("th").all_inner_texts()
-                assert sum("(km/h)" in h for h in header) == 4, header
-                assert re.search(r"Array-Averaging \(BestFit\)", headline.inner_text())
-
-                # No truncated label: buttons and metric labels show their whole text.
-                cut = page.evaluate(
-                    """() => [...document.querySelectorAll(
-                        '[data-testid="stSidebar"] button p, [data-testid="stMetricLabel"] p')]
-                        .filter(e => e.offsetParent !== null && e.scrollWidth > e.clientWidth + 1)
-                        .map(e => e.textContent)"""
-                )
-                assert cut == [], cut
-
-                # The presenter toggle makes the type larger.
-                size = page.evaluate(
-                    "() => parseFloat(getComputedStyle("
-                    "document.querySelector('.st-key-hexagon_headline td')).fontSize)"
-                )
-                page.locator('[data-testid="stSidebar"]').get_by_text(
-                    "Presenter (larger type)"
-                ).click()
-                expect(page.locator(CHART).first).to_be_visible()
-                page.wait_for_function(
-                    f"""() => {{
-                        const td = document.querySelector('.st-key-hexagon_headline td');
-                        return td && parseFloat(getComputedStyle(td).fontSize) > {size};
-                    }}""",
-                    timeout=60_000,
-                )
-                page.screenshot(path=str(ARTIFACTS / "browser-hexagon-presenter.png"))
-                assert page.locator('[data-testid="stException"]').count() == 0
-            except Exception:
-                page.screenshot(path=str(ARTIFACTS / "browser-hexagon-failure.png"))
-                raise
-        finally:
-            browser.close()
+        # The presenter toggle makes the type larger.
+        size = page.evaluate(
+            "() => parseFloat(getComputedStyle("
+            "document.querySelector('.st-key-hexagon_headline td')).fontSize)"
+        )
+        page.locator('[data-testid="stSidebar"]').get_by_text("Presenter (larger type)").click()
+        expect(page.locator(CHART).first).to_be_visible()
+        page.wait_for_function(
+            f"""() => {{
+                const td = document.querySelector('.st-key-hexagon_headline td');
+                return td && parseFloat(getComputedStyle(td).fontSize) > {size};
+            }}""",
+            timeout=60_000,
+        )
+        page.screenshot(path=str(ARTIFACTS / "browser-hexagon-presenter.png"))
+        assert page.locator('[data-testid="stException"]').count() == 0
 
 
 def test_an_epsilon_step_updates_both_charts_in_place(server):
@@ -121,54 +101,36 @@ def test_an_epsilon_step_updates_both_charts_in_place(server):
     thrown away and rebuilt (what Streamlit's plotly element does when its figure changes):
     the same chart nodes before and after a step, showing the new ε — the distribution's
     title and the worst-case chart's ε line."""
-    if not CHROMIUM.exists():
-        _unavailable(f"Chromium not found at {CHROMIUM} (apt-get install -y chromium)")
-    try:
-        from playwright.sync_api import expect, sync_playwright
-    except ImportError:
-        _unavailable("playwright is not installed")
-
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch(
-            executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True
+    with chromium_page(ARTIFACTS / "browser-hexagon-in-place-failure.png") as (page, expect):
+        page.goto(f"{server}/one_hexagon", wait_until="domcontentloaded", timeout=60_000)
+        plots = page.locator(f":is({CHART}) .js-plotly-plot, .js-plotly-plot:is({CHART})")
+        expect(plots.nth(1)).to_be_visible(timeout=180_000)
+        expect(page.get_by_text(re.compile("land at ε = 1$"))).to_be_visible()
+        page.evaluate(
+            "() => document.querySelectorAll('.js-plotly-plot')"
+            ".forEach((g, i) => { g.dataset.mark = 'kept' + i; })"
         )
-        try:
-            page = browser.new_page(viewport={"width": 1400, "height": 1000})
-            try:
-                page.goto(f"{server}/one_hexagon", wait_until="domcontentloaded", timeout=60_000)
-                plots = page.locator(f":is({CHART}) .js-plotly-plot, .js-plotly-plot:is({CHART})")
-                expect(plots.nth(1)).to_be_visible(timeout=180_000)
-                expect(page.get_by_text(re.compile("land at ε = 1$"))).to_be_visible()
-                page.evaluate(
-                    "() => document.querySelectorAll('.js-plotly-plot')"
-                    ".forEach((g, i) => { g.dataset.mark = 'kept' + i; })"
-                )
-                thumb = (
-                    page.locator('[data-testid="stSlider"]')
-                    .filter(has_text="Privacy loss ε")
-                    .get_by_role("slider")
-                )
-                thumb.focus()
-                thumb.press("ArrowLeft")
-                value = thumb.get_attribute("aria-valuetext")
-                assert value != "1"
-                expect(
-                    page.get_by_text(re.compile(f"land at ε = {re.escape(value)}$"))
-                ).to_be_visible(timeout=60_000)
-                page.wait_for_function(
-                    """(eps) => [...document.querySelectorAll('.js-plotly-plot')].some(g =>
-                        ((g._fullLayout || {}).shapes || []).some(s => s.x0 === eps))""",
-                    arg=float(value),
-                    timeout=60_000,
-                )
-                marks = page.evaluate(
-                    "() => [...document.querySelectorAll('.js-plotly-plot')]"
-                    ".map(g => g.dataset.mark || 'new')"
-                )
-                assert marks[:2] == ["kept0", "kept1"], marks  # the same two charts, updated
-                assert page.locator('[data-testid="stException"]').count() == 0
-            except Exception:
-                page.screenshot(path=str(ARTIFACTS / "browser-hexagon-in-place-failure.png"))
-                raise
-        finally:
-            browser.close()
+        thumb = (
+            page.locator('[data-testid="stSlider"]')
+            .filter(has_text="Privacy loss ε")
+            .get_by_role("slider")
+        )
+        thumb.focus()
+        thumb.press("ArrowLeft")
+        value = thumb.get_attribute("aria-valuetext")
+        assert value != "1"
+        expect(page.get_by_text(re.compile(f"land at ε = {re.escape(value)}$"))).to_be_visible(
+            timeout=60_000
+        )
+        page.wait_for_function(
+            """(eps) => [...document.querySelectorAll('.js-plotly-plot')].some(g =>
+                ((g._fullLayout || {}).shapes || []).some(s => s.x0 === eps))""",
+            arg=float(value),
+            timeout=60_000,
+        )
+        marks = page.evaluate(
+            "() => [...document.querySelectorAll('.js-plotly-plot')]"
+            ".map(g => g.dataset.mark || 'new')"
+        )
+        assert marks[:2] == ["kept0", "kept1"], marks  # the same two charts, updated
+        assert page.locator('[data-testid="stException"]').count() == 0

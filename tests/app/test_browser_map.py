@@ -13,16 +13,15 @@ import re
 
 import pytest
 from browser_server import (
-    CHROMIUM,
-    CHROMIUM_ARGS,
     DECK,
     ROOT,
     centre_hat,
+    chromium_page,
     click_map_centre,
+    click_until,
     open_error_map,
     streamlit_server,
 )
-from browser_server import unavailable as _unavailable
 
 ARTIFACTS = ROOT / "test-artifacts"
 pytestmark = pytest.mark.browser
@@ -32,16 +31,6 @@ pytestmark = pytest.mark.browser
 def server():
     with streamlit_server(ARTIFACTS / "streamlit-browser-map.log") as url:
         yield url
-
-
-def _playwright():
-    if not CHROMIUM.exists():
-        _unavailable(f"Chromium not found at {CHROMIUM} (apt-get install -y chromium)")
-    try:
-        from playwright.sync_api import expect, sync_playwright
-    except ImportError:
-        _unavailable("playwright is not installed")
-    return expect, sync_playwright
 
 
 def _pixels(png: bytes):
@@ -104,99 +93,71 @@ def _open_error_map(page, expect, server) -> None:
 def test_error_at_epsilon_and_moving_epsilon_change_the_maps_pixels(server):
     import numpy as np
 
-    expect, sync_playwright = _playwright()
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch(
-            executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True
-        )
-        try:
-            page = browser.new_page(viewport={"width": 1400, "height": 1100})
-            try:
-                page.goto(server, wait_until="domcontentloaded", timeout=60_000)
-                canvas = page.locator(f"{DECK} canvas").first
-                expect(canvas).to_be_visible(timeout=240_000)
-                records = _settled(canvas, page)
-                page.get_by_text("error at ε (km/h)").click()
-                expect(page.get_by_text("Hexagons within ±5 km/h")).to_be_visible(timeout=120_000)
-                canvas = page.locator(f"{DECK} canvas").first
-                at_one = _settled(canvas, page, differs_from=records)
-                assert not np.array_equal(at_one, records)  # error colours, not record counts
-                share = page.locator('[data-testid="stMetricValue"]').first.inner_text()
+    with chromium_page(ARTIFACTS / "browser-error-map-failure.png", height=1100) as (page, expect):
+        page.goto(server, wait_until="domcontentloaded", timeout=60_000)
+        canvas = page.locator(f"{DECK} canvas").first
+        expect(canvas).to_be_visible(timeout=240_000)
+        records = _settled(canvas, page)
+        page.get_by_text("error at ε (km/h)").click()
+        expect(page.get_by_text("Hexagons within ±5 km/h")).to_be_visible(timeout=120_000)
+        canvas = page.locator(f"{DECK} canvas").first
+        at_one = _settled(canvas, page, differs_from=records)
+        assert not np.array_equal(at_one, records)  # error colours, not record counts
+        share = page.locator('[data-testid="stMetricValue"]').first.inner_text()
 
-                slider = page.locator('[data-testid="stSlider"]').filter(
-                    has_text="ε per hexagon (log scale)"
-                )
-                thumb = slider.get_by_role("slider")
-                thumb.focus()
-                for _ in range(6):  # 1 → 0.3: much more error
-                    thumb.press("ArrowLeft")
-                at_small = _settled(canvas, page, differs_from=at_one)
-                assert not np.array_equal(at_small, at_one)
-                changed = np.any(at_small != at_one, axis=2).mean()
-                assert changed > 0.001, changed
-                expect(page.locator('[data-testid="stMetricValue"]').first).not_to_have_text(
-                    share, timeout=30_000
-                )
-                _no_exception(page)
-                page.screenshot(path=str(ARTIFACTS / "browser-error-map.png"))
-            except Exception:
-                page.screenshot(path=str(ARTIFACTS / "browser-error-map-failure.png"))
-                raise
-        finally:
-            browser.close()
+        slider = page.locator('[data-testid="stSlider"]').filter(
+            has_text="ε per hexagon (log scale)"
+        )
+        thumb = slider.get_by_role("slider")
+        thumb.focus()
+        for _ in range(6):  # 1 → 0.3: much more error
+            thumb.press("ArrowLeft")
+        at_small = _settled(canvas, page, differs_from=at_one)
+        assert not np.array_equal(at_small, at_one)
+        changed = np.any(at_small != at_one, axis=2).mean()
+        assert changed > 0.001, changed
+        expect(page.locator('[data-testid="stMetricValue"]').first).not_to_have_text(
+            share, timeout=30_000
+        )
+        _no_exception(page)
+        page.screenshot(path=str(ARTIFACTS / "browser-error-map.png"))
 
 
 def test_split_view_shows_two_maps_that_pan_together(server):
     import numpy as np
 
-    expect, sync_playwright = _playwright()
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch(
-            executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True
-        )
-        try:
-            page = browser.new_page(viewport={"width": 1400, "height": 1100})
-            try:
-                _open_error_map(page, expect, server)
-                page.get_by_text("Two settings side by side").click()
-                expect(page.get_by_text("Left A (ε = 1, opt-arrayavg)")).to_be_visible(
-                    timeout=120_000
-                )
-                split = page.locator(f"{DECK} canvas").nth(1)  # the split view: the second deck
-                split.scroll_into_view_if_needed()
-                expect(split).to_be_visible(timeout=60_000)
-                before = _settled(split, page)
-                w = before.shape[1]
-                left, right = before[:, : int(w * 0.49)], before[:, int(w * 0.51) :]
-                assert _coloured(left) > 50 and _coloured(right) > 50  # two maps
-                # … in their own colours: ε = 2 on the right puts more hexagons in the lower
-                # error classes than ε = 1 on the left (the same map twice would score ≈ 0)
-                assert _differ(_palette_shares(left), _palette_shares(right)) > 0.15
+    with chromium_page(ARTIFACTS / "browser-split-view-failure.png", height=1100) as (page, expect):
+        _open_error_map(page, expect, server)
+        page.get_by_text("Two settings side by side").click()
+        expect(page.get_by_text("Left A (ε = 1, opt-arrayavg)")).to_be_visible(timeout=120_000)
+        split = page.locator(f"{DECK} canvas").nth(1)  # the split view: the second deck
+        split.scroll_into_view_if_needed()
+        expect(split).to_be_visible(timeout=60_000)
+        before = _settled(split, page)
+        w = before.shape[1]
+        left, right = before[:, : int(w * 0.49)], before[:, int(w * 0.51) :]
+        assert _coloured(left) > 50 and _coloured(right) > 50  # two maps
+        # … in their own colours: ε = 2 on the right puts more hexagons in the lower
+        # error classes than ε = 1 on the left (the same map twice would score ≈ 0)
+        assert _differ(_palette_shares(left), _palette_shares(right)) > 0.15
 
-                box = split.bounding_box()
-                x0, y0 = box["x"] + box["width"] * 0.25, box["y"] + box["height"] * 0.5
-                page.mouse.move(x0, y0)
-                page.mouse.down()
-                for step in range(1, 11):
-                    page.mouse.move(x0 + 12 * step, y0 + 6 * step)
-                page.mouse.up()
-                after = _settled(split, page, differs_from=before)
-                h, w = after.shape[:2]
-                moved_left = np.any(after[:, : int(w * 0.49)] != before[:, : int(w * 0.49)], axis=2)
-                moved_right = np.any(
-                    after[:, int(w * 0.51) :] != before[:, int(w * 0.51) :], axis=2
-                )
-                assert moved_left.mean() > 0.001 and moved_right.mean() > 0.001, (
-                    moved_left.mean(),
-                    moved_right.mean(),
-                )
-                _no_exception(page)
-                page.screenshot(path=str(ARTIFACTS / "browser-split-view.png"))
-            except Exception:
-                page.screenshot(path=str(ARTIFACTS / "browser-split-view-failure.png"))
-                raise
-        finally:
-            browser.close()
+        box = split.bounding_box()
+        x0, y0 = box["x"] + box["width"] * 0.25, box["y"] + box["height"] * 0.5
+        page.mouse.move(x0, y0)
+        page.mouse.down()
+        for step in range(1, 11):
+            page.mouse.move(x0 + 12 * step, y0 + 6 * step)
+        page.mouse.up()
+        after = _settled(split, page, differs_from=before)
+        h, w = after.shape[:2]
+        moved_left = np.any(after[:, : int(w * 0.49)] != before[:, : int(w * 0.49)], axis=2)
+        moved_right = np.any(after[:, int(w * 0.51) :] != before[:, int(w * 0.51) :], axis=2)
+        assert moved_left.mean() > 0.001 and moved_right.mean() > 0.001, (
+            moved_left.mean(),
+            moved_right.mean(),
+        )
+        _no_exception(page)
+        page.screenshot(path=str(ARTIFACTS / "browser-split-view.png"))
 
 
 def test_click_on_the_error_map_selects_the_hexagon_and_keeps_the_legend_colours(server):
@@ -211,62 +172,51 @@ def test_click_on_the_error_map_selects_the_hexagon_and_keeps_the_legend_colours
     if expected is None:
         pytest.skip("no hexagon under the map's centre other than the one selected on opening")
     cell = expected.split("/", 1)[0]
-    expect, sync_playwright = _playwright()
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch(
-            executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True
-        )
-        try:
-            page = browser.new_page(viewport={"width": 1400, "height": 1100})
-            try:
-                _open_error_map(page, expect, server)
-                canvas = page.locator(f"{DECK} canvas").first
-                page.mouse.move(1, 1)  # no hover highlight in the pictures
-                before = _settled(canvas, page)
+    failure = ARTIFACTS / "browser-error-map-click-failure.png"
+    with chromium_page(failure, height=1100) as (page, expect):
+        _open_error_map(page, expect, server)
+        canvas = page.locator(f"{DECK} canvas").first
+        page.mouse.move(1, 1)  # no hover highlight in the pictures
+        before = _settled(canvas, page)
 
-                click_map_centre(page, expect, page.get_by_text(f"Selected HAT: {expected}"))
-                box = page.get_by_role("combobox", name="Hexagon (most records first)")
-                expect(box).to_have_value(re.compile(f"^{cell} — "), timeout=30_000)
-                expect(page.get_by_text("error at ε (km/h)").first).to_be_visible()
-                page.mouse.move(1, 1)
-                after = _settled(page.locator(f"{DECK} canvas").first, page, differs_from=before)
+        click_map_centre(page, expect, page.get_by_text(f"Selected HAT: {expected}"))
+        box = page.get_by_role("combobox", name="Hexagon (most records first)")
+        expect(box).to_have_value(re.compile(f"^{cell} — "), timeout=30_000)
+        expect(page.get_by_text("error at ε (km/h)").first).to_be_visible()
+        page.mouse.move(1, 1)
+        after = _settled(page.locator(f"{DECK} canvas").first, page, differs_from=before)
 
-                def outline(img):
-                    return np.all(img == SELECTED_COLOR, axis=2)
+        def outline(img):
+            return np.all(img == SELECTED_COLOR, axis=2)
 
-                def near(mask, px: int = 4):
-                    out = mask.copy()
-                    for dy in range(-px, px + 1):
-                        for dx in range(-px, px + 1):
-                            out |= np.roll(np.roll(mask, dy, axis=0), dx, axis=1)
-                    return out
+        def near(mask, px: int = 4):
+            out = mask.copy()
+            for dy in range(-px, px + 1):
+                for dx in range(-px, px + 1):
+                    out |= np.roll(np.roll(mask, dy, axis=0), dx, axis=1)
+            return out
 
-                def middle(mask):  # the centre of an outline's pixels (y, x)
-                    assert mask.sum() > 20, mask.sum()
-                    return np.argwhere(mask).mean(axis=0)
+        def middle(mask):  # the centre of an outline's pixels (y, x)
+            assert mask.sum() > 20, mask.sum()
+            return np.argwhere(mask).mean(axis=0)
 
-                h, w = after.shape[:2]
-                now, then = middle(outline(after)), middle(outline(before))  # ring of the HAT
-                # the clicked hexagon holds the map's centre: its ring is around it, and the
-                # ring of the HAT selected on opening (another hexagon) has gone
-                assert np.hypot(*(now - (h / 2, w / 2))) < 35, (now, h, w)
-                assert np.hypot(*(now - then)) > 25, (now, then)
-                moved = near(outline(before) | outline(after))
-                changed = np.any(after != before, axis=2) & ~moved
-                assert changed.mean() < 0.002, changed.mean()  # nothing else is repainted
+        h, w = after.shape[:2]
+        now, then = middle(outline(after)), middle(outline(before))  # ring of the HAT
+        # the clicked hexagon holds the map's centre: its ring is around it, and the
+        # ring of the HAT selected on opening (another hexagon) has gone
+        assert np.hypot(*(now - (h / 2, w / 2))) < 35, (now, h, w)
+        assert np.hypot(*(now - then)) > 25, (now, then)
+        moved = near(outline(before) | outline(after))
+        changed = np.any(after != before, axis=2) & ~moved
+        assert changed.mean() < 0.002, changed.mean()  # nothing else is repainted
 
-                def codes(img):
-                    return (img[..., 0] << 16) | (img[..., 1] << 8) | img[..., 2]
+        def codes(img):
+            return (img[..., 0] << 16) | (img[..., 1] << 8) | img[..., 2]
 
-                kept = np.isin(codes(after[~moved]), codes(before))  # the legend's colours
-                assert kept.mean() > 0.999, kept.mean()
-                _no_exception(page)
-                page.screenshot(path=str(ARTIFACTS / "browser-error-map-click.png"))
-            except Exception:
-                page.screenshot(path=str(ARTIFACTS / "browser-error-map-click-failure.png"))
-                raise
-        finally:
-            browser.close()
+        kept = np.isin(codes(after[~moved]), codes(before))  # the legend's colours
+        assert kept.mean() > 0.999, kept.mean()
+        _no_exception(page)
+        page.screenshot(path=str(ARTIFACTS / "browser-error-map-click.png"))
 
 
 def _wide_city(path) -> str:
@@ -306,44 +256,28 @@ def test_a_click_on_a_dot_of_a_wide_error_map_selects_its_hexagon(tmp_path):
     import numpy as np
 
     cell = _wide_city(tmp_path / "wide.csv")
-    expect, sync_playwright = _playwright()
     env = {**os.environ, "HEXPLORER_DATA_DIR": str(tmp_path)}
     log = ARTIFACTS / "streamlit-browser-map-wide.log"
-    with streamlit_server(log, env=env) as url, sync_playwright() as pw:
-        browser = pw.chromium.launch(
-            executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True
-        )
-        try:
-            page = browser.new_page(viewport={"width": 1400, "height": 1100})
-            try:
-                open_error_map(page, f"{url}/?source=path&path=wide.csv", timeout_ms=240_000)
-                _no_exception(page)
-                expect(page.get_by_text(re.compile(r"each is shown by a dot"))).to_be_visible()
-                expect(page.get_by_text(re.compile(f"Selected HAT: {cell}/"))).to_have_count(0)
-                canvas = page.locator(f"{DECK} canvas").first
-                page.mouse.move(1, 1)
-                img = _settled(canvas, page)
-                drawn = img.sum(axis=2) < 720  # anything but the white page
-                columns = np.flatnonzero(drawn.any(axis=0))
-                runs = np.split(columns, np.flatnonzero(np.diff(columns) > 3) + 1)
-                assert len(runs) == 3, [(r[0], r[-1]) for r in runs]  # three dots, left to right
-                xs = runs[1]
-                ys = np.flatnonzero(drawn[:, xs[0] : xs[-1] + 1].any(axis=1))
-                box = canvas.bounding_box()
-                x, y = box["x"] + xs.mean(), box["y"] + ys.mean()
-                shown = page.get_by_text(re.compile(f"Selected HAT: {cell}/"))
-                for _attempt in range(8):  # deck.gl picks once its first frames are drawn
-                    page.mouse.move(x, y)
-                    page.mouse.click(x, y)
-                    try:
-                        expect(shown).to_be_visible(timeout=5_000)
-                        break
-                    except AssertionError:
-                        page.wait_for_timeout(1_000)
-                expect(shown).to_be_visible(timeout=30_000)
-                _no_exception(page)
-            except Exception:
-                page.screenshot(path=str(ARTIFACTS / "browser-error-map-wide-failure.png"))
-                raise
-        finally:
-            browser.close()
+    failure = ARTIFACTS / "browser-error-map-wide-failure.png"
+    with (
+        streamlit_server(log, env=env) as url,
+        chromium_page(failure, height=1100) as (page, expect),
+    ):
+        open_error_map(page, f"{url}/?source=path&path=wide.csv", timeout_ms=240_000)
+        _no_exception(page)
+        expect(page.get_by_text(re.compile(r"each is shown by a dot"))).to_be_visible()
+        expect(page.get_by_text(re.compile(f"Selected HAT: {cell}/"))).to_have_count(0)
+        canvas = page.locator(f"{DECK} canvas").first
+        page.mouse.move(1, 1)
+        img = _settled(canvas, page)
+        drawn = img.sum(axis=2) < 720  # anything but the white page
+        columns = np.flatnonzero(drawn.any(axis=0))
+        runs = np.split(columns, np.flatnonzero(np.diff(columns) > 3) + 1)
+        assert len(runs) == 3, [(r[0], r[-1]) for r in runs]  # three dots, left to right
+        xs = runs[1]
+        ys = np.flatnonzero(drawn[:, xs[0] : xs[-1] + 1].any(axis=1))
+        box = canvas.bounding_box()
+        x, y = box["x"] + xs.mean(), box["y"] + ys.mean()
+        shown = page.get_by_text(re.compile(f"Selected HAT: {cell}/"))
+        click_until(page, expect, shown, lambda: (x, y))
+        _no_exception(page)
