@@ -232,7 +232,7 @@ class HatsRelease:
     def from_record(cls, record: Record, path: Path) -> HatsRelease:
         """Read a ``"hats"`` record (a damaged body is a one-line error)."""
         b = record.body
-        try:
+        with record.damaged_body(path):
             h = b["hats"]
             table = pd.DataFrame(
                 {
@@ -246,21 +246,7 @@ class HatsRelease:
                     "estimate": np.asarray(h["estimate"], dtype=np.float64),
                 }
             )
-            return cls(
-                release_id=record.release_id,
-                created=str(b["created"]),
-                version=str(b["version"]),
-                mechanism=str(b["mechanism"]),
-                epsilon=float(b["epsilon"]),
-                accounting=str(b["accounting"]),
-                upper=float(b["upper"]),
-                privacy_loss=float(b["privacy_loss"]),
-                table=table[PUBLISHED_COLUMNS],
-            )
-        except (KeyError, TypeError, ValueError) as exc:
-            raise HexplorerError(
-                f"Ledger {path} release {record.release_id} has a damaged body ({exc!r})."
-            ) from None
+            return cls(**record.release_fields(), table=table[PUBLISHED_COLUMNS])
 
 
 @dataclass(frozen=True, kw_only=True)

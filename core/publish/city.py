@@ -183,8 +183,9 @@ class CityRelease:
 
     @classmethod
     def from_record(cls, record: Record, path: Path) -> CityRelease:
+        """Read a ``"city"`` record (a damaged body is a one-line error)."""
         b = record.body
-        try:
+        with record.damaged_body(path):
             g = b["grids"]
             table = pd.DataFrame(
                 {
@@ -196,22 +197,11 @@ class CityRelease:
                 }
             )
             return cls(
-                release_id=record.release_id,
-                created=str(b["created"]),
-                version=str(b["version"]),
-                mechanism=str(b["mechanism"]),
-                epsilon=float(b["epsilon"]),
-                accounting=str(b["accounting"]),
-                upper=float(b["upper"]),
-                privacy_loss=float(b["privacy_loss"]),
+                **record.release_fields(),
                 k=int(b["k"]),
                 suppressed_pairs=int(b["suppressed_pairs"]),
                 table=table,
             )
-        except (KeyError, TypeError, ValueError) as exc:
-            raise HexplorerError(
-                f"Ledger {path} release {record.release_id} has a damaged body ({exc!r})."
-            ) from None
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -6,9 +6,11 @@ Plain values and their checks, no storage: :mod:`core.publish.ledger` keeps them
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import hashlib
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -86,6 +88,34 @@ class Record:
     n_users: int
     max_charge: float
     body: dict
+
+    def release_fields(self) -> dict:
+        """What every release's body says of how it was made — ``release_id``, ``created``,
+        ``version``, ``mechanism``, ``epsilon``, ``accounting``, ``upper`` and
+        ``privacy_loss`` — typed, as keywords for a release class. Raises KeyError, TypeError
+        or ValueError on a damaged body (read it inside :meth:`damaged_body`)."""
+        b = self.body
+        return dict(
+            release_id=self.release_id,
+            created=str(b["created"]),
+            version=str(b["version"]),
+            mechanism=str(b["mechanism"]),
+            epsilon=float(b["epsilon"]),
+            accounting=str(b["accounting"]),
+            upper=float(b["upper"]),
+            privacy_loss=float(b["privacy_loss"]),
+        )
+
+    @contextlib.contextmanager
+    def damaged_body(self, path: Path) -> Iterator[None]:
+        """Read the body inside this: a missing or mistyped field of the ledger at ``path``
+        becomes a one-line :class:`HexplorerError` naming the release."""
+        try:
+            yield
+        except (KeyError, TypeError, ValueError) as exc:
+            raise HexplorerError(
+                f"Ledger {path} release {self.release_id} has a damaged body ({exc!r})."
+            ) from None
 
 
 @dataclass(frozen=True, kw_only=True)
