@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import functools
 import importlib.util
-import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -162,6 +161,6 @@ def chart(fig: go.Figure, *, key: str, config: dict) -> None:
 
     _component()(
         key=key,
-        data={"figure": pio.to_json(fig, validate=False), "config": json.loads(json.dumps(config))},
+        data={"figure": pio.to_json(fig, validate=False), "config": dict(config)},
         height=int(fig.layout.height or 400),
     )

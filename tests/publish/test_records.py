@@ -37,6 +37,7 @@ def test_the_common_fields_are_read_and_typed():
 
 
 def test_a_city_release_reads_back():
+    """(Every batch release is read back by ``publish_all``: tests/publish/test_publish_batch.py.)"""
     grids = {"hat": ["c/s"], "cell": ["c"], "slot": ["s"], "noisy_mean": [1.5],
              "noisy_var": [0.5]}  # fmt: skip
     body = {**COMMON, "k": 3, "suppressed_pairs": 0, "grids": grids}
@@ -49,8 +50,12 @@ def test_a_city_release_reads_back():
 @pytest.mark.parametrize("damage", ["missing", "mistyped"])
 def test_a_damaged_body_is_one_line_naming_the_release(cls, damage):
     body = dict(COMMON)
-    if damage == "mistyped":
-        body.update(epsilon="one", hats={}, grids={}, k=1, suppressed_pairs=0)
+    if damage == "mistyped":  # every field there, one of them unreadable
+        hats = {"hat": ["c/s"], "m_ub": [1], "n_arrays": [1], "sensitivity": [1.0],
+                "noise_scale": [1.0], "estimate": [1.0]}  # fmt: skip
+        grids = {"hat": ["c/s"], "cell": ["c"], "slot": ["s"], "noisy_mean": [1.0],
+                 "noisy_var": [0.0]}  # fmt: skip
+        body.update(epsilon="one", hats=hats, grids=grids, k=1, suppressed_pairs=0)
     with pytest.raises(HexplorerError) as info:
         cls.from_record(_record(body), Path("ledger.sqlite"))
     message = str(info.value)
