@@ -3,14 +3,18 @@
 Session state holds *parameters* (what the user chose), never results; results come from the
 cached wrappers in :mod:`dashboard.compute`. Streamlit deletes a widget's state when a page that
 does not show the widget runs, so :func:`init` re-assigns every known key at the top of each page
-(the documented way to keep widget values across pages).
+(the documented way to keep widget values across pages). A fragment's own reruns do the same
+through :func:`fragment`.
 """
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from typing import Any
 
 import streamlit as st
+from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from dashboard.common import units
 
@@ -169,3 +173,23 @@ def init() -> None:
     for key in list(ss.keys()):
         if isinstance(key, str) and key.startswith("data_col_"):
             ss[key] = ss[key]
+
+
+def fragment(func: Callable) -> Callable:
+    """``st.fragment`` for the pages' fragments: a rerun of the fragment alone (a widget inside
+    it moved) first re-assigns the known keys (:func:`init`), as every full run does.
+
+    Without that, the widgets outside the fragment (the data source, U, the resolution, …) are
+    not drawn in such a run, and Streamlit drops their state at the next page switch: a file
+    uploaded, then ε moved on One hexagon, then the Map opened, fell back to the demo city. In a
+    full run the page's own :func:`init` has done it, and the widgets outside are drawn by then
+    (re-assigning them would be an error)."""
+
+    @functools.wraps(func)
+    def body(*args: Any, **kwargs: Any) -> Any:
+        ctx = get_script_run_ctx()
+        if ctx is not None and ctx.fragment_ids_this_run:
+            init()
+        return func(*args, **kwargs)
+
+    return st.fragment(body)

@@ -175,7 +175,7 @@ def error_frame(base, sh: mc.Shown, at, *, target: float, noisy=None):
     return out
 
 
-@st.fragment
+@state.fragment
 def map_view(
     spec: DataSpec,
     slot: str,
@@ -408,7 +408,7 @@ def sides() -> tuple[tuple[float, str], tuple[float, str]]:
     return (eps, str(ss[ms.RULE_A])), (eps, str(ss[ms.RULE_B]))
 
 
-@st.fragment
+@state.fragment
 def split_view(spec: DataSpec, slot: str) -> None:
     """Two settings side by side: one Deck, two linked views; or their difference map."""
     ss = st.session_state
@@ -537,7 +537,7 @@ def split_view(spec: DataSpec, slot: str) -> None:
 # Derived number
 
 
-@st.fragment
+@state.fragment
 def derived_view(spec: DataSpec, slot: str) -> None:
     """The slot's (or chosen hexagons') mean from the released hexagon means, simulated."""
     ss = st.session_state

@@ -309,7 +309,7 @@ def settings(spec: DataSpec) -> None:
         st.toggle("Presenter (larger type)", key=hs.PRESENTER)
 
 
-@st.fragment
+@state.fragment
 def view(spec: DataSpec) -> None:
     """Everything that ε, m_UB, the mechanisms or the HAT move (reruns alone)."""
     shown.reset()  # everything this page draws is in here; the report hands out this run's

@@ -16,6 +16,7 @@ from browser_server import (
     CHROMIUM_ARGS,
     ROOT,
     centre_hat,
+    chromium_page,
     click_map_centre,
     streamlit_server,
 )
@@ -238,6 +239,33 @@ def visible_pixels(png: bytes, background=(255, 255, 255), tolerance: int = 40) 
 
     image = np.asarray(Image.open(io.BytesIO(png)).convert("RGB"), dtype=np.int16)
     return int((np.abs(image - np.array(background)).max(axis=2) > tolerance).sum())
+
+
+def test_an_upload_survives_moving_epsilon_then_changing_page(server):
+    """Upload, open One hexagon, move ε (a rerun of its fragment alone), open the Map and One
+    hexagon again: the uploaded file is still the data in use, not the demo city (before the
+    fix, the fragment's rerun let Streamlit drop the data settings at the next page switch)."""
+    failure = ARTIFACTS / "browser-upload-fragment-failure.png"
+    with chromium_page(failure) as (page, expect):
+        page.goto(server, wait_until="domcontentloaded", timeout=60_000)
+        _upload(page, expect, "ships.csv", _ships_csv())
+        page.get_by_role("link", name="One hexagon").click()
+        expect(page.get_by_text(re.compile("land at ε = 1$"))).to_be_visible(timeout=120_000)
+        thumb = (
+            page.locator('[data-testid="stSlider"]')
+            .filter(has_text="Privacy loss ε")
+            .get_by_role("slider")
+        )
+        thumb.focus()
+        thumb.press("ArrowRight")
+        value = thumb.get_attribute("aria-valuetext")
+        expect(page.get_by_text(f"land at ε = {value}").first).to_be_visible(timeout=60_000)
+        for link in ("Map", "One hexagon"):
+            page.get_by_role("link", name=link, exact=True).click()
+            expect(page.get_by_text("In use: ships.csv").first).to_be_visible(timeout=120_000)
+            source = page.locator('[data-testid="stRadio"]').filter(has_text="Source")
+            expect(source.get_by_role("radio", name="Upload a file")).to_be_checked()
+        _no_exception(page)
 
 
 def test_country_wide_file_at_resolution_7_has_visible_hexagons(server):
