@@ -202,11 +202,12 @@ def paired_maps(
     view, scale = maps.fit_view(
         table["cell"].astype(str).tolist(), width_px=width_px, height_px=height_px
     )
-    context = maps.density_layers(density) if density is not None else []
+    dots = maps.needs_dots(scale.hex_px)
+    context = maps.density_layers(density, dots=dots) if density is not None else []
 
     def deck(idx: np.ndarray, layer_id: str) -> pdk.Deck:
         layers = context + maps.hexagon_layers(
-            _records(rows, idx, legend), layer_id=layer_id, pickable=True
+            _records(rows, idx, legend), layer_id=layer_id, pickable=True, dots=dots
         )
         return maps.deck(layers, view, tooltip=tooltip, basemap=basemap)
 

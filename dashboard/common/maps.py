@@ -8,10 +8,11 @@ Geographic context without a network comes from the data itself: the record dens
 hexagon over all slots, a faint grey layer under the coloured hexagons. Carto's light tiles are
 an option (``basemap=True``) for when the app is online; offline they are simply missing.
 
-Legible at any extent: the view is fitted to the data for the chart's size; every hexagon is also
-drawn as a dot at its centre, in its own colour, of at least ``MIN_POINT_PIXELS`` pixels radius
-(hidden inside the hexagon once it is larger), so a country of resolution-7 hexagons is a field of
-dots rather than nothing; :class:`MapScale` gives the extent in km and suggests a coarser
+Legible at any extent: the view is fitted to the data for the chart's size; where hexagons are
+narrower than ``DOTS_BELOW_PX`` on screen, each is also drawn as a dot at its centre, in its own
+colour, of at least ``MIN_POINT_PIXELS`` pixels radius, so a country of resolution-7 hexagons is
+a field of dots rather than nothing (wider hexagons show themselves, and dots hidden inside them
+would only cost drawing time); :class:`MapScale` gives the extent in km and suggests a coarser
 resolution when hexagons would be tiny.
 
 Selection is an outline only. Streamlit repaints every pickable layer of a map with an active
@@ -42,6 +43,8 @@ MIN_POINT_PIXELS = 2.5
 """Smallest radius, in pixels, of the dot drawn at every hexagon's centre."""
 MIN_HEX_PIXELS = 6.0
 """Below this width on screen a hexagon reads as a dot: a coarser resolution is suggested."""
+DOTS_BELOW_PX = 4 * MIN_HEX_PIXELS
+"""Hexagons narrower than this on screen also get a dot each (:func:`needs_dots`)."""
 MAP_WIDTH_PX = 900
 MAP_HEIGHT_PX = 480
 EARTH_CIRCUMFERENCE_KM = 40_075.016686
@@ -267,33 +270,39 @@ def hexagon_layers(
     layer_id: str,
     pickable: bool,
     cell_col: str = "cell",
-    line_color: tuple[int, ...] = (255, 255, 255, 140),
+    line_color: tuple[int, ...] | None = (255, 255, 255, 140),
+    dots: bool = True,
 ) -> list[pdk.Layer]:
-    """An H3 hexagon layer and, on top, a dot at each centre in the same colour.
+    """An H3 hexagon layer and, with ``dots``, a dot at each centre in the same colour on top.
 
-    ``records`` carry ``cell_col``, ``fill`` ([r, g, b, a]) and ``pos`` ([lon, lat]). The dot's
-    radius is 0.8 of the hexagon's edge (inside the hexagon) but never under
-    ``MIN_POINT_PIXELS``, so hexagons smaller than a pixel still show. Ids: ``layer_id`` and
-    ``layer_id-points``.
+    ``records`` carry ``cell_col``, ``fill`` ([r, g, b, a]) and, with ``dots``, ``pos``
+    ([lon, lat]). The dot's radius is 0.8 of the hexagon's edge (inside the hexagon) but never
+    under ``MIN_POINT_PIXELS``, so hexagons smaller than a pixel still show; where hexagons are
+    wide (:func:`needs_dots`) the dots would hide inside them and are left out, as is the
+    outline without a ``line_color``: each layer costs a software-rendered frame real time.
+    Ids: ``layer_id`` and ``layer_id-points``.
     """
     if not records:
         return []
+    hexagons = pdk.Layer(
+        "H3HexagonLayer",
+        data=records,
+        id=layer_id,
+        get_hexagon=cell_col,
+        get_fill_color="fill",
+        get_line_color=list(line_color or ()),
+        line_width_min_pixels=1,
+        stroked=line_color is not None,
+        filled=True,
+        extruded=False,
+        pickable=pickable,
+        auto_highlight=pickable,
+    )
+    if not dots:
+        return [hexagons]
     edge_m = float(h3.average_hexagon_edge_length(h3.get_resolution(records[0][cell_col]), "m"))
     return [
-        pdk.Layer(
-            "H3HexagonLayer",
-            data=records,
-            id=layer_id,
-            get_hexagon=cell_col,
-            get_fill_color="fill",
-            get_line_color=list(line_color),
-            line_width_min_pixels=1,
-            stroked=True,
-            filled=True,
-            extruded=False,
-            pickable=pickable,
-            auto_highlight=pickable,
-        ),
+        hexagons,
         pdk.Layer(
             "ScatterplotLayer",
             data=records,
@@ -309,9 +318,22 @@ def hexagon_layers(
     ]
 
 
-def density_layers(density: pd.DataFrame, *, cell_col: str = "cell") -> list[pdk.Layer]:
-    """The data's own record density over all slots: faint grey hexagons (and dots), darker
-    where there are more records (log scale). Not pickable; drawn under the coloured hexagons.
+def needs_dots(hex_px: float) -> bool:
+    """Whether hexagons ``hex_px`` wide on screen also need a dot each to stay visible: below
+    :data:`DOTS_BELOW_PX` (a few dot widths). Wider ones show themselves.
+
+    >>> needs_dots(54.0), needs_dots(12.0), needs_dots(0.3)
+    (False, True, True)
+    """
+    return hex_px < DOTS_BELOW_PX
+
+
+def density_layers(
+    density: pd.DataFrame, *, cell_col: str = "cell", dots: bool = True
+) -> list[pdk.Layer]:
+    """The data's own record density over all slots: faint grey hexagons (and, with ``dots``,
+    dots), darker where there are more records (log scale). Not pickable, not outlined; drawn
+    under the coloured hexagons.
 
     ``density`` has one row per cell with ``cell_col`` and ``records``.
     """
@@ -323,11 +345,12 @@ def density_layers(density: pd.DataFrame, *, cell_col: str = "cell") -> list[pdk
     share = (logs - lo) / (hi - lo) if hi > lo else np.ones_like(logs)
     alpha = np.rint(45 + 95 * share).astype(int)
     records = [
-        {"cell": str(c), "pos": centre(str(c)), "fill": [*DENSITY_COLOR, int(a)]}
+        {"cell": str(c), "fill": [*DENSITY_COLOR, int(a)]}
+        | ({"pos": centre(str(c))} if dots else {})
         for c, a in zip(density[cell_col], alpha, strict=True)
     ]
     return hexagon_layers(
-        records, layer_id=DENSITY_LAYER_ID, pickable=False, line_color=(255, 255, 255, 0)
+        records, layer_id=DENSITY_LAYER_ID, pickable=False, line_color=None, dots=dots
     )
 
 
@@ -392,6 +415,10 @@ def hexagon_map(
     for column in (cell_col, value_col, *tooltip_cols):
         if column not in df.columns:
             raise KeyError(f"hexagon_map: column {column!r} is missing")
+    view, scale = fit_view(
+        df[cell_col].astype(str).tolist(), width_px=width_px, height_px=height_px
+    )
+    dots = needs_dots(scale.hex_px)
     values = df[value_col].to_numpy(dtype=float)
     idx, legend = color_bins(values, n_bins=n_bins)
     bin_colors = [e.color for e in legend]
@@ -400,7 +427,8 @@ def hexagon_map(
         color = bin_colors[idx[i]] if idx[i] >= 0 else NO_DATA_COLOR
         record = {k: (v.item() if isinstance(v, np.generic) else v) for k, v in row.items()}
         record["fill"] = [int(c) for c in color] + [FILL_ALPHA]
-        record["pos"] = centre(str(row[cell_col]))
+        if dots:
+            record["pos"] = centre(str(row[cell_col]))
         record["value_text"] = _fmt(values[i])
         for column in tooltip_cols:
             v = row[column]
@@ -414,9 +442,9 @@ def hexagon_map(
         for column, label in tooltip_cols.items()
         if column != value_col
     ]
-    layers = density_layers(density, cell_col=cell_col) if density is not None else []
+    layers = density_layers(density, cell_col=cell_col, dots=dots) if density is not None else []
     layers += hexagon_layers(
-        records, layer_id=pick_layer_id(pick_token), pickable=True, cell_col=cell_col
+        records, layer_id=pick_layer_id(pick_token), pickable=True, cell_col=cell_col, dots=dots
     )
     if selected_cell is not None:
         layers.append(
@@ -433,9 +461,6 @@ def hexagon_map(
                 pickable=False,
             )
         )
-    view, scale = fit_view(
-        df[cell_col].astype(str).tolist(), width_px=width_px, height_px=height_px
-    )
     return HexMap(
         deck=deck(layers, view, tooltip={"text": "\n".join(lines)}, basemap=basemap),
         legend=legend,

@@ -91,9 +91,10 @@ def view(spec: DataSpec, slot: str, width_px: int):
 
 
 @_resource(max_entries=8)
-def density(spec: DataSpec) -> list:
-    """The record-density context layers (all slots), built once per data set."""
-    return maps.density_layers(compute.cell_density(spec))
+def density(spec: DataSpec, dots: bool = True) -> list:
+    """The record-density context layers (all slots), built once per data set; with ``dots``
+    when the map's hexagons are narrow (:func:`dashboard.common.maps.needs_dots`)."""
+    return maps.density_layers(compute.cell_density(spec), dots=dots)
 
 
 def errors_at(

@@ -286,7 +286,7 @@ LINE_COLOR = (
 """deck.gl JSON expression of the outline colour from the row's trust code ``q`` (no per-row
 array: the rows stay small)."""
 LINE_WIDTH = f"q > 0 ? {OUTLINE_PX:g} : 1"
-DOTS_BELOW_PX = 4 * maps.MIN_HEX_PIXELS
+DOTS_BELOW_PX = maps.DOTS_BELOW_PX
 """Centre dots are drawn when the fitted view's hexagons are narrower than this (two zoom
 levels of headroom before they would be too small to see); wider hexagons show themselves."""
 DOTS_ONLY_BELOW_PX = 2 * maps.MIN_POINT_PIXELS

@@ -211,11 +211,9 @@ def map_view(
     classes = None if metric == "within_target" else sh.classes
     styled = layers.style(sh.values, scale, classes)
     view, map_scale = mc.view(spec, slot, MAP_WIDTH_PX)
+    draw = layers.draw_mode(map_scale.hex_px)
     rows = layers.records(
-        base,
-        styled,
-        {**_base_texts(base), **_texts(metric, sh.values, sh, u)},
-        draw=layers.draw_mode(map_scale.hex_px),
+        base, styled, {**_base_texts(base), **_texts(metric, sh.values, sh, u)}, draw=draw
     )
     deck = layers.error_deck(
         rows,
@@ -223,7 +221,7 @@ def map_view(
         tooltip_spec=layers.tooltip(
             None if metric == "error" else _value_label(metric, labels, u), u
         ),
-        density=_context(spec, base),
+        density=_context(spec, base, draw),
         selected_cell=selected_cell,
         pick_token=int(ss.get(state.MAP_CLICKS, 0)),
         basemap=basemap,
@@ -298,10 +296,13 @@ def map_view(
         )
 
 
-def _context(spec: DataSpec, base) -> list | None:
-    """The record-density context layers, unless the slot's own hexagons are many enough to
-    show where the data are (:data:`dashboard.map.layers.DENSITY_MAX_HEXAGONS`)."""
-    return mc.density(spec) if len(base) <= layers.DENSITY_MAX_HEXAGONS else None
+def _context(spec: DataSpec, base, draw: layers.Draw) -> list | None:
+    """The record-density context layers (with dots where the map has dots), unless the slot's
+    own hexagons are many enough to show where the data are
+    (:data:`dashboard.map.layers.DENSITY_MAX_HEXAGONS`)."""
+    if len(base) > layers.DENSITY_MAX_HEXAGONS:
+        return None
+    return mc.density(spec, dots=draw != "hexagons")
 
 
 def _base_texts(base) -> dict[str, np.ndarray]:
@@ -491,7 +492,7 @@ def split_view(spec: DataSpec, slot: str) -> None:
             view,
             width_px=MAP_WIDTH_PX,
             tooltip_spec=layers.tooltip(None, u),
-            density=_context(spec, base),
+            density=_context(spec, base, draw),
         )
         st.pydeck_chart(
             deck,
@@ -507,17 +508,18 @@ def split_view(spec: DataSpec, slot: str) -> None:
         styled = layers.style(diff, scale, None)
         value_text = np.char.mod("%+.2f", diff)
         view, full_scale = mc.view(spec, slot, MAP_WIDTH_PX)
+        draw_d = layers.draw_mode(full_scale.hex_px)
         rows_d = layers.records(
             base,
             styled,
             {**texts, **_texts("error", sh_b.values, sh_b, u), "v": value_text},
-            draw=layers.draw_mode(full_scale.hex_px),
+            draw=draw_d,
         )
         deck = layers.error_deck(
             rows_d,
             view,
             tooltip_spec=layers.tooltip(f"error B − error A ({u.value})", u),
-            density=_context(spec, base),
+            density=_context(spec, base, draw_d),
         )
         st.pydeck_chart(
             deck,

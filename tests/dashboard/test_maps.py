@@ -27,6 +27,12 @@ def cells() -> pd.DataFrame:
     )
 
 
+def _country_cells(resolution: int = 7) -> list[str]:
+    lats = np.linspace(20.0, 30.0, 12)
+    lngs = np.linspace(70.0, 85.0, 12)
+    return sorted({h3.latlng_to_cell(a, b, resolution) for a in lats for b in lngs})
+
+
 def _spec(deck) -> dict:
     return json.loads(deck.to_json())
 
@@ -48,10 +54,11 @@ def test_hexagon_layer_rows_colours_and_tooltip(cells):
         tooltip_cols={"users": "buses", "true_mean": "true mean"},
     )
     layers = _spec(hm.deck)["layers"]
-    assert [layer["@@type"] for layer in layers] == ["H3HexagonLayer", "ScatterplotLayer"]
-    layer, dots = layers
+    assert hm.scale.hex_px >= maps.DOTS_BELOW_PX  # a city's ring: hexagons wide on screen
+    assert [layer["@@type"] for layer in layers] == ["H3HexagonLayer"]  # so no dots
+    (layer,) = layers
     assert layer["id"] == maps.HEX_LAYER_ID and layer["pickable"] is True
-    assert dots["id"] == f"{maps.HEX_LAYER_ID}-points" and dots["pickable"] is True
+    assert layer["stroked"] is True and layer["lineWidthMinPixels"] >= 1
     assert layer["getHexagon"] == "@@=cell"
     assert [row["cell"] for row in layer["data"]] == cells["cell"].tolist()
     assert [row["records"] for row in layer["data"]] == cells["records"].tolist()
@@ -65,9 +72,13 @@ def test_hexagon_layer_rows_colours_and_tooltip(cells):
     assert "{cell}" in text and "{value_text}" in text and "{users_text}" in text
 
 
-def test_every_hexagon_is_also_a_dot_of_a_minimum_size(cells):
-    layers = _spec(maps.hexagon_map(cells, value_col="records", value_label="r").deck)["layers"]
-    hexes, dots = layers
+def test_narrow_hexagons_are_also_dots_of_a_minimum_size():
+    country = _country_cells(7)
+    frame = pd.DataFrame({"cell": country, "records": np.arange(1, len(country) + 1)})
+    hm = maps.hexagon_map(frame, value_col="records", value_label="r")
+    assert hm.scale.hex_px < maps.DOTS_BELOW_PX
+    hexes, dots = _spec(hm.deck)["layers"]
+    assert dots["id"] == f"{maps.HEX_LAYER_ID}-points" and dots["pickable"] is True
     assert dots["radiusMinPixels"] == maps.MIN_POINT_PIXELS > 1
     assert "radiusUnits" not in dots  # deck.gl default: meters (pydeck would quote a string)
     edge = h3.average_hexagon_edge_length(7, "m")
@@ -85,13 +96,9 @@ def test_selection_is_an_outline_and_fills_keep_the_legend_colours(cells):
         cells, value_col="users", value_label="buses", selected_cell=chosen, pick_token=3
     )
     layers = _spec(hm.deck)["layers"]
-    assert [layer["id"] for layer in layers] == [
-        f"{maps.HEX_LAYER_ID}-3",
-        f"{maps.HEX_LAYER_ID}-3-points",
-        maps.SELECTED_LAYER_ID,
-    ]
+    assert [layer["id"] for layer in layers] == [f"{maps.HEX_LAYER_ID}-3", maps.SELECTED_LAYER_ID]
     assert [r["fill"] for r in layers[0]["data"]] == [r["fill"] for r in plain[0]["data"]]
-    outline = layers[2]
+    outline = layers[1]
     assert outline["data"] == [{"cell": chosen}] and outline["pickable"] is False
     assert outline["filled"] is False and outline["stroked"] is True
     assert layers[0]["extruded"] is False and outline["extruded"] is False
@@ -102,12 +109,9 @@ def test_density_context_layer_is_faint_and_under_the_hexagons(cells):
     layers = _spec(
         maps.hexagon_map(cells, value_col="records", value_label="r", density=density).deck
     )["layers"]
-    assert [layer["id"] for layer in layers][:2] == [
-        maps.DENSITY_LAYER_ID,
-        f"{maps.DENSITY_LAYER_ID}-points",
-    ]
+    assert [layer["id"] for layer in layers] == [maps.DENSITY_LAYER_ID, maps.HEX_LAYER_ID]
     context = layers[0]
-    assert context["pickable"] is False
+    assert context["pickable"] is False and context["stroked"] is False  # no outlines to draw
     alphas = [row["fill"][3] for row in context["data"]]
     assert max(alphas) <= 140 and min(alphas) >= 45  # faint
     assert alphas[3] == max(alphas) and alphas[0] == min(alphas)  # darker where more records
@@ -127,12 +131,6 @@ def test_basemap_is_optional_and_off_by_default(cells):
     on = _spec(maps.hexagon_map(cells, value_col="records", value_label="r", basemap=True).deck)
     assert off["mapStyle"] == "__MAP_STYLE__" and "mapProvider" not in off
     assert on["mapProvider"] == "carto" and "cartocdn" in on["mapStyle"]
-
-
-def _country_cells(resolution: int = 7) -> list[str]:
-    lats = np.linspace(20.0, 30.0, 12)
-    lngs = np.linspace(70.0, 85.0, 12)
-    return sorted({h3.latlng_to_cell(a, b, resolution) for a in lats for b in lngs})
 
 
 def test_country_extent_suggests_a_coarser_resolution():

@@ -53,9 +53,8 @@ def test_paired_maps_share_the_true_colour_scale(release):
     true_spec, noisy_spec = json.loads(pm.true_deck.to_json()), json.loads(pm.noisy_deck.to_json())
     for spec, layer_id in ((true_spec, city_charts.TRUE_LAYER_ID), (noisy_spec, "city-noisy")):
         assert spec.get("mapStyle") == "__MAP_STYLE__"  # no basemap, as dashboard.maps
-        layer, dots = spec["layers"]
+        (layer,) = spec["layers"]  # hexagons wide on screen: no dots (maps.needs_dots)
         assert layer["@@type"] == "H3HexagonLayer" and layer["id"] == layer_id
-        assert dots["id"] == f"{layer_id}-points" and dots["radiusMinPixels"] > 1
         assert spec["views"][0]["controller"]["scrollZoom"] is False
         assert [r["cell"] for r in layer["data"]] == release["cell"].tolist()
         assert [r["true"] for r in layer["data"]] == release["true_mean"].tolist()
@@ -95,12 +94,7 @@ def test_paired_maps_units_density_and_scale(release):
     )
     spec = json.loads(pm.true_deck.to_json())
     ids = [layer["id"] for layer in spec["layers"]]
-    assert ids == [
-        maps.DENSITY_LAYER_ID,
-        f"{maps.DENSITY_LAYER_ID}-points",
-        city_charts.TRUE_LAYER_ID,
-        f"{city_charts.TRUE_LAYER_ID}-points",
-    ]
+    assert ids == [maps.DENSITY_LAYER_ID, city_charts.TRUE_LAYER_ID]  # wide: no dots
     text = pm.true_deck._tooltip["text"]
     assert "true mean (knots)" in text and "ships: {users_text}" in text and "km/h" not in text
     assert pm.scale.suggested_resolution is None and pm.scale.width_km > 0
