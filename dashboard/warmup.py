@@ -10,6 +10,11 @@ only for the rest (Python's import lock and Streamlit's per-key cache locks see 
 The cached values are the very ones a new visitor's first run asks for
 (:func:`dashboard.common.sidebar.default_spec`); an error here is logged and changes nothing:
 the visitor's own run then computes (and reports) it as before.
+
+Two of Streamlit's own first-run costs are paid here too (:func:`_streamlit_first_run`), about
+0.35 s that otherwise delayed every element of the first page: the emoji table behind
+``st.set_page_config(page_icon=...)`` (a large regular expression compiled on import) and the
+one-time "is this a REPL?" check of the first element (``inspect.stack()`` over every module).
 """
 
 from __future__ import annotations
@@ -28,14 +33,29 @@ def warm() -> None:
     from core.data import busiest_slot
     from dashboard.common import compute, shown, url  # noqa: F401  (app.py's run)
     from dashboard.common.sidebar import default_spec
+    from dashboard.map import compute as map_compute
     from dashboard.map import panels  # noqa: F401  (pydeck, the Map's builders)
 
+    _streamlit_first_run()
     spec = default_spec()
     compute.report(spec)
     table = compute.hats(spec)
-    compute.slot_cells(spec, busiest_slot(table))
+    slot = busiest_slot(table)
+    compute.slot_cells(spec, slot)
     compute.cell_density(spec)
+    map_compute.base(spec, slot)  # the Map's derived-mean panel, under the map
     import plotly.graph_objects  # noqa: F401  (the other pages' charts)
+
+
+def _streamlit_first_run() -> None:
+    """Streamlit's once-per-process work of a first run (see the module docstring). Private
+    names are looked up defensively: another Streamlit simply pays it in the first run."""
+    from streamlit import delta_generator, string_util
+
+    string_util.is_emoji("🚌")  # imports streamlit.emojis
+    check = getattr(delta_generator, "_maybe_print_use_warning", None)
+    if callable(check):  # sets its once-only flag; warns only outside `streamlit run`
+        check()
 
 
 def _warm_logged() -> None:

@@ -79,3 +79,17 @@ def test_a_failing_warm_up_is_logged_and_changes_nothing(monkeypatch, caplog):
     monkeypatch.setattr(warmup, "warm", broken)
     warmup._warm_logged()
     assert "warming the demo city failed" in caplog.text
+
+
+def test_warm_pays_streamlits_first_run_costs(monkeypatch):
+    """The emoji table (st.set_page_config's icon) and the first element's once-only REPL check
+    are done by the warm-up, not by the first visitor's run."""
+    import sys
+
+    from streamlit import delta_generator
+
+    monkeypatch.delitem(sys.modules, "streamlit.emojis", raising=False)
+    monkeypatch.setattr(delta_generator, "_use_warning_has_been_displayed", False)
+    warmup._streamlit_first_run()
+    assert "streamlit.emojis" in sys.modules
+    assert delta_generator._use_warning_has_been_displayed is True
