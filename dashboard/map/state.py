@@ -31,6 +31,7 @@ DERIVED_CELLS = "map_derived_cells"  # hexagons of the derived mean (empty: the 
 DERIVED_RUNS = "map_derived_runs"
 DERIVED_ASKED = "map_derived_asked"  # the parameters of the last simulation asked for
 APP_RERUN = "map_app_rerun"  # a map click changed the HAT: rerun the whole page
+TABLE_SHOWN = "map_table_shown"  # the table of the slot's hexagons, shown on request
 
 MECHANISMS: tuple[str, ...] = ANALYTIC_MECHANISMS
 """The mechanisms the error map offers: those with an analytic worst case (SPEC sections 3-4),
@@ -59,10 +60,11 @@ DEFAULTS: dict[str, Any] = {
     DERIVED_RUNS: 2_000,
     DERIVED_ASKED: None,
     APP_RERUN: False,
+    TABLE_SHOWN: False,
 }
 WIDGETS: tuple[str, ...] = (
     AUTO_SCALE, SPLIT, SPLIT_MODE, EPSILON_B, MECHANISM_B, RULE_A, RULE_B, SPLIT_SHOW,
-    DERIVED_RUNS,
+    DERIVED_RUNS, TABLE_SHOWN,
 )  # fmt: skip
 
 

@@ -311,6 +311,21 @@ def test_map_select_box_sets_the_hat_for_other_pages(oracle):
     assert f"{h.n_users:,} buses, {h.n_records:,} records" in shown
 
 
+def test_map_table_of_the_slot_is_shown_on_request(oracle):
+    from dashboard.map import state as ms
+
+    at = _app("map")
+    assert not [df for df in at.dataframe if list(df.value.columns)[:2] == ["hat", "cell"]]
+    at.toggle(key=ms.TABLE_SHOWN).set_value(True).run()
+    _ok(at)
+    slot = at.session_state[state.MAP_SLOT]
+    in_slot = oracle["hats"][oracle["hats"]["slot"] == slot]
+    shown = _frame(at, "hat", "records")
+    assert shown["hat"].tolist() == in_slot["hat"].tolist()
+    assert shown["records"].tolist() == in_slot["records"].tolist()
+    assert [b.key for b in at.get("download_button")] == ["download_map_cells"]
+
+
 def test_map_colour_choice_and_slot_change(oracle):
     import json
 
