@@ -305,7 +305,8 @@ def test_the_maps_code_is_fetched_before_any_map(server):
     from dashboard.common import prefetch
 
     names = prefetch.chunk_names()
-    assert len(names) == len(prefetch.CHUNKS)  # this Streamlit build still has both modules
+    assert names[0].startswith("DeckGlJsonChart.")  # this Streamlit build still has the module
+    assert names[1].startswith("webgl-device.") and len(names) > len(prefetch.CHUNKS)
     try:
         pw = sync_playwright().start()
     except Exception as exc:  # pragma: no cover - depends on the machine

@@ -45,14 +45,25 @@ def _body(sent: list[dict]) -> bytes:
     return b"".join(m.get("body", b"") for m in sent if m["type"] == "http.response.body")
 
 
+def _expected(names: tuple[str, ...]) -> bytes:
+    run = prefetch.RUN_MAP_MODULE.format(name=names[0]).encode()
+    return PAGE.replace(b"<head>", b"<head>" + prefetch.links(names)).replace(
+        b"</head>", run + b"</head>"
+    )
+
+
 def test_the_page_gets_the_links_after_its_head_with_its_length():
     names = prefetch.chunk_names()
-    assert len(names) == len(prefetch.CHUNKS)
+    assert names[0].startswith("DeckGlJsonChart.") and names[1].startswith("webgl-device.")
+    assert len(names) > len(prefetch.CHUNKS)  # and the modules they import
     sent = _serve(
         {"type": "http", "method": "GET"}, b"text/html; charset=utf-8", [PAGE[:30], PAGE[30:]]
     )
     body = _body(sent)
-    assert body == PAGE.replace(b"<head>", b"<head>" + prefetch.links(names))
+    assert body == _expected(names)
+    assert body.index(b'<script type="module">import("./static/js/DeckGlJsonChart.') > body.index(
+        b"<title>"
+    )  # after the page's own head (Streamlit's entry module), so it runs after it
     for name in names:
         assert f'<link rel="modulepreload" href="./static/js/{name}" />'.encode() in body
     headers = dict(sent[0]["headers"])
@@ -66,7 +77,7 @@ def test_a_gzipped_page_is_read_and_sent_uncompressed():
         {"type": "http", "method": "GET"}, b"text/html", [packed[:10], packed[10:]], b"gzip"
     )
     body = _body(sent)
-    assert body == PAGE.replace(b"<head>", b"<head>" + prefetch.links(prefetch.chunk_names()))
+    assert body == _expected(prefetch.chunk_names())
     headers = dict(sent[0]["headers"])
     assert b"content-encoding" not in headers and int(headers[b"content-length"]) == len(body)
     brotli = _serve({"type": "http", "method": "GET"}, b"text/html", [b"\x1b\x00"], b"br")
@@ -89,3 +100,15 @@ def test_a_page_without_head_or_without_modules_is_unchanged():
         b"<html><body></body></html>"
     )
     assert prefetch.with_links(PAGE, ()) == PAGE
+
+
+def test_the_modules_imported_are_followed_once_leaving_out_those_the_page_links(tmp_path):
+    (tmp_path / "a.js").write_text('import{x}from"./b.js";import"./c.js";export const a=1;')
+    (tmp_path / "b.js").write_text('import{y}from"./d.js";import{z}from "./a.js";')
+    (tmp_path / "c.js").write_text('import"./e.js";')  # linked by the page: not followed
+    (tmp_path / "d.js").write_text("export const y=1;")
+    assert prefetch._imported(tmp_path, ["a.js", "missing.js"], {"c.js"}) == [
+        "a.js",
+        "b.js",
+        "d.js",
+    ]
