@@ -14,7 +14,8 @@ the visitor's own run then computes (and reports) it as before.
 Two of Streamlit's own first-run costs are paid here too (:func:`_streamlit_first_run`), about
 0.35 s that otherwise delayed every element of the first page: the emoji table behind
 ``st.set_page_config(page_icon=...)`` (a large regular expression compiled on import) and the
-one-time "is this a REPL?" check of the first element (``inspect.stack()`` over every module).
+one-time "is this a REPL?" check of the first element (``inspect.stack()`` over every module),
+which is skipped: under ``streamlit run`` its warning never shows.
 """
 
 from __future__ import annotations
@@ -50,12 +51,13 @@ def warm() -> None:
 def _streamlit_first_run() -> None:
     """Streamlit's once-per-process work of a first run (see the module docstring). Private
     names are looked up defensively: another Streamlit simply pays it in the first run."""
-    from streamlit import delta_generator, string_util
+    from streamlit import delta_generator, runtime, string_util
 
     string_util.is_emoji("🚌")  # imports streamlit.emojis
-    check = getattr(delta_generator, "_maybe_print_use_warning", None)
-    if callable(check):  # sets its once-only flag; warns only outside `streamlit run`
-        check()
+    if runtime.exists() and hasattr(delta_generator, "_use_warning_has_been_displayed"):
+        # Under `streamlit run` the "use streamlit run" warning never shows; its check walks
+        # every module (inspect.stack) on the first element. Marking it done skips the walk.
+        delta_generator._use_warning_has_been_displayed = True
 
 
 def _warm_logged() -> None:

@@ -46,7 +46,10 @@ def _body(sent: list[dict]) -> bytes:
 
 
 def _expected(names: tuple[str, ...]) -> bytes:
-    run = prefetch.RUN_MAP_MODULE.format(name=names[0]).encode()
+    styles = "".join(
+        f'<link rel="stylesheet" href="./static/css/{name}" />' for name in prefetch.style_names()
+    )
+    run = (prefetch.RUN_MAP_MODULE.format(name=names[0]) + styles).encode()
     return PAGE.replace(b"<head>", b"<head>" + prefetch.links(names)).replace(
         b"</head>", run + b"</head>"
     )
@@ -56,6 +59,8 @@ def test_the_page_gets_the_links_after_its_head_with_its_length():
     names = prefetch.chunk_names()
     assert names[0].startswith("DeckGlJsonChart.") and names[1].startswith("webgl-device.")
     assert len(names) > len(prefetch.CHUNKS)  # and the modules they import
+    (style,) = prefetch.style_names()
+    assert style.startswith("DeckGlJsonChart.") and style.endswith(".css")
     sent = _serve(
         {"type": "http", "method": "GET"}, b"text/html; charset=utf-8", [PAGE[:30], PAGE[30:]]
     )

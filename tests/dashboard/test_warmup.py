@@ -86,10 +86,14 @@ def test_warm_pays_streamlits_first_run_costs(monkeypatch):
     are done by the warm-up, not by the first visitor's run."""
     import sys
 
-    from streamlit import delta_generator
+    from streamlit import delta_generator, runtime
 
     monkeypatch.delitem(sys.modules, "streamlit.emojis", raising=False)
     monkeypatch.setattr(delta_generator, "_use_warning_has_been_displayed", False)
+    monkeypatch.setattr(runtime, "exists", lambda: False)  # a bare Python: the check stays due
     warmup._streamlit_first_run()
     assert "streamlit.emojis" in sys.modules
+    assert delta_generator._use_warning_has_been_displayed is False
+    monkeypatch.setattr(runtime, "exists", lambda: True)  # `streamlit run`: never warns
+    warmup._streamlit_first_run()
     assert delta_generator._use_warning_has_been_displayed is True
