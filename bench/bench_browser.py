@@ -120,6 +120,7 @@ def map_moves(page, n: int) -> list[float]:
     """Milliseconds per change of 'Colour by' (cycling its options) until idle."""
     times = []
     radio = page.locator('[data-testid="stRadio"]').filter(has_text="Colour by")
+    radio.locator("label").nth(2).wait_for(timeout=60_000)  # the map may be drawn before it
     labels = [t.strip() for t in radio.locator("label").all_inner_texts() if t.strip()]
     labels = [t for t in labels if t != "Colour by"]
     for i in range(n):
