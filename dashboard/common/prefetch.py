@@ -1,22 +1,22 @@
-"""Load and run the map's JavaScript with the page itself, not after the map's data arrives.
+"""Load the map's JavaScript and style sheet with the page itself, not after the map's data.
 
 Streamlit's browser side loads each element's code when the first such element arrives. The
 map's (``st.pydeck_chart``: deck.gl and luma.gl) is one 3 MB module and about fifteen small ones
-it imports, which Chromium then fetches, parses, compiles and runs before it can draw a hexagon:
-about a second on a small machine, all of it spent *after* the map's JSON has arrived.
-:class:`ModulePreload` (a middleware of ``app.py``'s ``st.App``) changes the HTML page Streamlit
-serves in two places:
+it imports, which Chromium then fetches, parses and compiles before it can draw a hexagon, and
+a style sheet it waits for: about a second on a small machine, all of it spent *after* the
+map's JSON has arrived. :class:`ModulePreload` (a middleware of ``app.py``'s ``st.App``) changes
+the HTML page Streamlit serves in two places:
 
-- right after ``<head>``, ``<link rel="modulepreload">`` for the map's module and for each module
-  it imports that the page does not link already (:func:`chunk_names`), so Chromium fetches and
-  compiles them (off its main thread) while it loads Streamlit itself;
-- before ``</head>``, after Streamlit's own entry module, a module script that imports the map's
-  module (:data:`RUN_MAP_MODULE`), so its 0.25 s of evaluation runs while the page waits for the
-  server's first answer rather than after it; and the map's style sheet (:func:`style_names`),
-  which Streamlit otherwise fetches only when the map arrives, and waits for.
+- right after ``<head>``, ``<link rel="modulepreload" fetchpriority="low">`` for the map's
+  module and for each module it imports that the page does not link already
+  (:func:`chunk_names`), so Chromium fetches and compiles them (off its main thread) while it
+  loads Streamlit itself, after Streamlit's own modules (low priority: they are needed later);
+- before ``</head>``, the map's style sheet (:func:`style_names`).
 
-Measured in Chromium on the demo city, the two together brought the first map about 0.3 s
-earlier (``bench/bench_browser.py``).
+Measured in Chromium on the demo city (``bench/bench_browser.py``). Tried and not kept: running
+the map's module early (a module script importing it) made no difference once its imports were
+preloaded; preloading every element's module of the Map page made the first map later (they
+compete with Streamlit's own start).
 
 The module is Streamlit's, found by name in the installed package (its file name carries a
 content hash) and linked relative to the page, as Streamlit links its own entry module, so
@@ -41,8 +41,6 @@ IMPORTS = re.compile(r'(?:\bimport|\bfrom)\s*"\./([\w.-]+\.js)"')
 """A static import of a sibling module in Streamlit's built JavaScript (``from"./x.js"``)."""
 STYLES = ("DeckGlJsonChart.*.css",)
 """Streamlit's style sheet of ``st.pydeck_chart``."""
-RUN_MAP_MODULE = '<script type="module">import("./static/js/{name}");</script>'
-"""The module script that runs the map's module early (``{name}``: its file name)."""
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -91,23 +89,23 @@ def _imported(folder: Path, names: list[str], linked: set[str]) -> list[str]:
 
 
 def links(names: tuple[str, ...]) -> bytes:
-    """The ``<link rel="modulepreload">`` tags of ``names``, relative to the page."""
+    """The ``<link rel="modulepreload">`` tags of ``names``, relative to the page, at low
+    priority (after the page's own modules)."""
     return "".join(
-        f'<link rel="modulepreload" href="./static/js/{name}" />' for name in names
+        f'<link rel="modulepreload" fetchpriority="low" href="./static/js/{name}" />'
+        for name in names
     ).encode()
 
 
 def with_links(html: bytes, names: tuple[str, ...], styles: tuple[str, ...] = ()) -> bytes:
-    """``html`` with the links right after its ``<head>``, and :data:`RUN_MAP_MODULE` for the
-    first name and the ``styles`` right before its ``</head>`` (unchanged without both)."""
+    """``html`` with the links right after its ``<head>`` and the ``styles`` right before its
+    ``</head>`` (unchanged without both)."""
     head, end = html.find(b"<head>"), html.find(b"</head>")
     if not names or head < 0 or end < head:
         return html
     at = head + len(b"<head>")
-    run = RUN_MAP_MODULE.format(name=names[0]) + "".join(
-        f'<link rel="stylesheet" href="./static/css/{name}" />' for name in styles
-    )
-    return html[:at] + links(names) + html[at:end] + run.encode() + html[end:]
+    sheets = "".join(f'<link rel="stylesheet" href="./static/css/{name}" />' for name in styles)
+    return html[:at] + links(names) + html[at:end] + sheets.encode() + html[end:]
 
 
 class ModulePreload:
