@@ -4,6 +4,7 @@
 m, s, q) -> ``hat_table`` / ``hat_data``. ``load_demo`` gives the embedded demo city.
 """
 
+from core.data.aggregate import aggregate
 from core.data.config import HOUR_OF_DAY, ColumnMap, PrepConfig, slot_seconds
 from core.data.demo import load_demo
 from core.data.hats import (
@@ -20,7 +21,6 @@ from core.data.prepare import (
     SUMMARY_COLUMNS,
     Prepared,
     PrepReport,
-    aggregate,
     prepare,
     prepare_file,
 )

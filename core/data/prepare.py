@@ -10,8 +10,9 @@
 
 Polars does the work and h3ronpy's vectorised ``coordinates_to_cells`` assigns cells; pandas is
 the interface. Steps 1-4 produce a polars frame of clean records with integer keys, and
-:func:`aggregate` (the only engine-specific step of the mathematics' input) turns it into
-summaries: a DuckDB or Spark engine can replace that one function.
+:func:`core.data.aggregate.aggregate` (the only engine-specific step of the mathematics' input;
+with the cells, the exact fixed-point sums and the labels in :mod:`core.data.aggregate`) turns it
+into summaries: a DuckDB or Spark engine can replace that one function.
 
 Timestamps may be datetimes (a timezone-aware column is read as the wall-clock time of its own
 zone), ISO-like strings (a trailing UTC offset is ignored: the wall-clock time shown is used),
@@ -21,19 +22,15 @@ time; nothing is converted between zones.
 
 from __future__ import annotations
 
-import math
-import os
 import time
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, cast
 
-import h3ronpy
 import numpy as np
 import pandas as pd
 import polars as pl
-from h3ronpy.vector import coordinates_to_cells
 
+from core.data.aggregate import aggregate, cell_ids_of, labelled
 from core.data.config import ColumnMap, PrepConfig
 from core.data.io import missing_column_message, read_polars
 from core.errors import HexplorerError
@@ -568,7 +565,9 @@ def clean_records(
     lat_np = work.get_column("lat").to_numpy()
     lon_np = work.get_column("lon").to_numpy()
     clock.tick("clamp")
-    cells = _cells(lat_np, lon_np, config.resolution) if lat_np.size else np.zeros(0, np.uint64)
+    cells = (
+        cell_ids_of(lat_np, lon_np, config.resolution) if lat_np.size else np.zeros(0, np.uint64)
+    )
     clock.tick("h3 cells")
     records = pl.DataFrame(
         {
@@ -761,7 +760,7 @@ def _prepare_polars(
     tally.check()
     agg = aggregate(cleaned.records)
     clock.tick("aggregate")
-    summaries = _label(agg, config)
+    summaries = labelled(agg, config)
     clock.tick("labels, sort, to pandas")
     report = tally.report(
         users=int(agg.get_column("user").n_unique()),
@@ -772,155 +771,3 @@ def _prepare_polars(
     )
     clock.tick("report")
     return Prepared(summaries=summaries, report=report, config=config, columns=columns)
-
-
-def _cells(lat: np.ndarray, lon: np.ndarray, resolution: int) -> np.ndarray:
-    """H3 cell ids (uint64) with h3ronpy's vectorised call, split across the machine's cores."""
-    n = lat.size
-    workers = max(1, min(os.cpu_count() or 1, 8))
-    if n < 200_000 or workers == 1:
-        return _cells_chunk(lat, lon, resolution)
-    bounds = np.linspace(0, n, workers + 1).astype(np.int64)
-    with ThreadPoolExecutor(workers) as pool:
-        parts = list(
-            pool.map(
-                lambda i: _cells_chunk(
-                    lat[bounds[i] : bounds[i + 1]], lon[bounds[i] : bounds[i + 1]], resolution
-                ),
-                range(workers),
-            )
-        )
-    return np.concatenate(parts)
-
-
-def _cells_chunk(lat: np.ndarray, lon: np.ndarray, resolution: int) -> np.ndarray:
-    arr = coordinates_to_cells(
-        np.ascontiguousarray(lat, dtype=np.float64),
-        np.ascontiguousarray(lon, dtype=np.float64),
-        resolution,
-    )
-    return pl.Series(arr).to_numpy()
-
-
-def aggregate(records: pl.DataFrame) -> pl.DataFrame:
-    """The aggregation engine: clean records -> per (cell, slot, user) count, sum, sum of squares.
-
-    Parameters
-    ----------
-    records : polars.DataFrame
-        Columns ``cell`` (uint64 H3 id), ``slot`` (int64 slot key), ``user`` (str) and
-        ``value`` (float64, already clamped into [0, U]).
-
-    Returns
-    -------
-    polars.DataFrame
-        Columns cell, slot, user, m (int64), s (float64), q (float64), one row per group, in
-        any order. SPEC section 1, step 5: this is all the mathematics downstream needs, so any
-        engine (DuckDB, Spark) producing the same frame can replace this function.
-    """
-    # Floating-point sums depend on the order of addition, and a parallel group-by adds in a
-    # different order on every run. Summing fixed-point integers instead makes s and q exact and
-    # identical run to run: values are scaled by a power of two so the largest is < 2**40 (a
-    # step of vmax / 2**40, about 6e-11 km/h at U = 65), which leaves room for 2**23 records per
-    # (HAT, user) before an int64 could overflow. The same integers summed in any order, by any
-    # engine, in any number of pieces, give the same result bit for bit.
-    vmax = float(cast(float, records.get_column("value").max()) or 0.0)
-    shift_s, shift_q = fixed_shifts(vmax)
-    agg = aggregate_fixed(records.lazy(), shift_s, shift_q).collect()
-    return from_fixed(agg, shift_s, shift_q)
-
-
-def fixed_shifts(vmax: float) -> tuple[int, int]:
-    """Binary exponents of the fixed-point sums of values and squares, given the largest value.
-
-    >>> fixed_shifts(65.0), fixed_shifts(0.0)
-    ((33, 27), (40, 40))
-    """
-    return _FIXED_BITS - _exponent(vmax), _FIXED_BITS - _exponent(vmax * vmax)
-
-
-def fixed_value(value: pl.Expr, shift: int) -> pl.Expr:
-    """``round(value * 2**shift)`` as Int64: one record's fixed-point contribution."""
-    return (value * 2.0**shift).round().cast(pl.Int64)
-
-
-def aggregate_fixed(records: pl.LazyFrame, shift_s: int, shift_q: int) -> pl.LazyFrame:
-    """Per (cell, slot, user): m, and the fixed-point integer sums s, q (see :func:`aggregate`)."""
-    value = pl.col("value")
-    # the lazy engine's group-by is 2-3x faster than the eager one here (bench_prepare.py)
-    return records.group_by(["cell", "slot", "user"]).agg(
-        pl.len().cast(pl.Int64).alias("m"),
-        fixed_value(value, shift_s).sum().alias("s"),
-        fixed_value(value * value, shift_q).sum().alias("q"),
-    )
-
-
-def from_fixed(agg: pl.DataFrame, shift_s: int, shift_q: int) -> pl.DataFrame:
-    """Fixed-point sums back to float64 (exact: a power-of-two scale); checks the m limit."""
-    if agg.height and int(agg.get_column("m").max()) >= 2**_SPARE_BITS:  # type: ignore[arg-type]
-        raise HexplorerError(
-            f"A user has more than {2**_SPARE_BITS:,} records in one HAT; that is beyond this "
-            "tool's exact aggregation (use shorter timeslots)."
-        )
-    return agg.with_columns(
-        (pl.col("s").cast(pl.Float64) * 2.0**-shift_s).alias("s"),
-        (pl.col("q").cast(pl.Float64) * 2.0**-shift_q).alias("q"),
-    )
-
-
-_FIXED_BITS = 40
-_SPARE_BITS = 63 - _FIXED_BITS - 1
-
-
-def _exponent(x: float) -> int:
-    """The smallest e with x < 2**e (0 for x <= 0)."""
-    return math.frexp(x)[1] if x > 0 else 0
-
-
-def _label(agg: pl.DataFrame, config: PrepConfig) -> pd.DataFrame:
-    """Integer keys -> H3 strings, slot labels, "CELL/SLOT"; sorted by hat then user_id.
-
-    Sorting happens on the integer keys: H3 strings of one resolution all have 15 lowercase hex
-    digits, so their text order is the numeric order of the ids, and slot labels are fixed-width
-    (chronological) or "hNN"; the order is therefore the text order of "CELL/SLOT", then user_id.
-    """
-    return label_frame(agg.sort(["cell", "slot", "user"]), *labels_for(agg, config)).to_pandas()
-
-
-def labels_for(
-    agg: pl.DataFrame, config: PrepConfig
-) -> tuple[np.ndarray, pl.Series, np.ndarray, pl.Series]:
-    """The text of every cell id and slot key in ``agg``: (cell ids, names, slot keys, names)."""
-    cell_ids = agg.get_column("cell").unique().sort()
-    cell_names = pl.Series(h3ronpy.cells_to_string(cell_ids.to_arrow())).cast(pl.String)
-    slot_keys = agg.get_column("slot").unique().sort()
-    if config.hour_of_day:
-        slot_names = pl.Series([f"h{int(k):02d}" for k in slot_keys.to_list()], dtype=pl.String)
-    else:
-        seconds = cast(int, config.slot_seconds)  # an absolute slot has a length
-        fmt = "%Y-%m-%dT%H:%M" if seconds % 60 == 0 else "%Y-%m-%dT%H:%M:%S"
-        slot_names = (slot_keys * (seconds * _US_PER_S)).cast(pl.Datetime("us")).dt.strftime(fmt)
-    return cell_ids.to_numpy(), cell_names, slot_keys.to_numpy(), slot_names
-
-
-def label_frame(
-    agg: pl.DataFrame,
-    cell_ids: np.ndarray,
-    cell_names: pl.Series,
-    slot_keys: np.ndarray,
-    slot_names: pl.Series,
-) -> pl.DataFrame:
-    """Rows of ``agg`` (in their order) with text labels: the summary columns."""
-    cell = cell_names.gather(np.searchsorted(cell_ids, agg.get_column("cell").to_numpy()))
-    slot = slot_names.gather(np.searchsorted(slot_keys, agg.get_column("slot").to_numpy()))
-    return pl.DataFrame(
-        {
-            "hat": cell + "/" + slot,
-            "cell": cell,
-            "slot": slot,
-            "user_id": agg.get_column("user").cast(pl.String),
-            "m": agg.get_column("m").cast(pl.Int64),
-            "s": agg.get_column("s").cast(pl.Float64),
-            "q": agg.get_column("q").cast(pl.Float64),
-        }
-    )
