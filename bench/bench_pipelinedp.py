@@ -7,7 +7,7 @@ Records (not timed): 10⁶ synthetic bus records ``(user, hat, speed)``: 2,000 b
 heavy-tailed activity, each visiting its own 25 of 400 HATs (partition = HAT, privacy id = user),
 speeds projected-Gaussian on [0, 65] with the papers' mean and variance. PipelineDP gets them as
 a Python list of tuples (its local backend's native input), this project as columns (a polars
-frame, the native input of ``core.data.aggregate.aggregate``); building either is not timed.
+frame, the native input of ``core.data.aggregation.aggregate``); building either is not timed.
 
 Timed:
 
@@ -16,7 +16,7 @@ Timed:
   visits (so no cross-partition sampling is needed), ``max_contributions_per_partition`` = m_UB,
   values in [0, 65], δ = 0, total ε = 1 × that maximum (our per-HAT releases at ε = 1 compose to
   the same user-level loss, SPEC section 5) — then the lazy result materialised.
-- This project: ``core.data.aggregate.aggregate`` (per HAT, user: m, s, q), then, per HAT,
+- This project: ``core.data.aggregation.aggregate`` (per HAT, user: m, s, q), then, per HAT,
   ``HatData.from_arrays`` and one ``run_mechanism`` draw of ``arrayavg-best`` (m_UB = the HAT's
   median count; also ``baseline`` and ``opt-bounding`` for reference), ε = 1 per HAT.
 
@@ -34,7 +34,7 @@ import time
 import numpy as np
 import polars as pl
 
-from core.data.aggregate import aggregate
+from core.data.aggregation import aggregate
 from core.hat import HatData
 from core.mechanisms import run_mechanism
 

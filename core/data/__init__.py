@@ -4,7 +4,7 @@
 m, s, q) -> ``hat_table`` / ``hat_data``. ``load_demo`` gives the embedded demo city.
 """
 
-from core.data.aggregate import aggregate
+from core.data.aggregation import aggregate
 from core.data.config import HOUR_OF_DAY, ColumnMap, PrepConfig, slot_seconds
 from core.data.demo import load_demo
 from core.data.hats import (

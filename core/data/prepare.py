@@ -10,8 +10,8 @@
 
 Polars does the work and h3ronpy's vectorised ``coordinates_to_cells`` assigns cells; pandas is
 the interface. Steps 1-4 produce a polars frame of clean records with integer keys, and
-:func:`core.data.aggregate.aggregate` (the only engine-specific step of the mathematics' input;
-with the cells, the exact fixed-point sums and the labels in :mod:`core.data.aggregate`) turns it
+:func:`core.data.aggregation.aggregate` (the only engine-specific step of the mathematics' input;
+with the cells, the exact fixed-point sums and the labels in :mod:`core.data.aggregation`) turns it
 into summaries: a DuckDB or Spark engine can replace that one function.
 
 Timestamps may be datetimes (a timezone-aware column is read as the wall-clock time of its own
@@ -30,7 +30,7 @@ import numpy as np
 import pandas as pd
 import polars as pl
 
-from core.data.aggregate import aggregate, cell_ids_of, labelled
+from core.data.aggregation import aggregate, cell_ids_of, labelled
 from core.data.config import ColumnMap, PrepConfig
 from core.data.io import missing_column_message, read_polars
 from core.errors import HexplorerError

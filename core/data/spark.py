@@ -11,8 +11,8 @@ bit to the default engine's on the same input:
    of the default engine, row by row. Each batch also emits one report row (its counts and first
    rejected rows).
 3. The largest kept value (a Spark ``max``) fixes the fixed-point scale
-   (:func:`core.data.aggregate.fixed_shifts`); a second ``mapInArrow`` turns each value into the
-   same integers (:func:`core.data.aggregate.fixed_value`), and a Spark ``groupBy`` sums them per
+   (:func:`core.data.aggregation.fixed_shifts`); a second ``mapInArrow`` turns each value into the
+   same integers (:func:`core.data.aggregation.fixed_value`), and a Spark ``groupBy`` sums them per
    (cell, slot, user): integer sums are exact in any order, hence equal to the default engine's.
 4. The summaries (not the records) come to the driver as Arrow and are written with the default
    engine's writer (:func:`core.data.stream.write_aggregate`).
@@ -45,7 +45,7 @@ from typing import Any
 import polars as pl
 import pyarrow as pa
 
-from core.data.aggregate import fixed_shifts, fixed_value, from_fixed
+from core.data.aggregation import fixed_shifts, fixed_value, from_fixed
 from core.data.config import ColumnMap, PrepConfig
 from core.data.prepare import (
     DEFAULT_COLUMNS,

@@ -9,7 +9,7 @@ memory bounded by one batch of raw records plus the summaries (not the records):
    H3, slot: row by row, so batches do not change any row's fate) and is aggregated at once
    into fixed-point integer sums per (cell, slot, user).
 3. The fixed-point scale depends on the largest kept value of the whole file
-   (:func:`core.data.aggregate.fixed_shifts`). A batch is aggregated at its own scale; the
+   (:func:`core.data.aggregation.fixed_shifts`). A batch is aggregated at its own scale; the
    running sums are kept at the scale of the largest value seen so far. A batch with a smaller
    maximum in another binary exponent (rare: each batch usually holds values near U) is
    re-read and re-aggregated at the final scale in a second pass, and so are the batches
@@ -28,7 +28,7 @@ from pathlib import Path
 import polars as pl
 import pyarrow.parquet as pq
 
-from core.data.aggregate import aggregate_fixed, fixed_shifts, from_fixed, label_frame, labels_for
+from core.data.aggregation import aggregate_fixed, fixed_shifts, from_fixed, label_frame, labels_for
 from core.data.config import ColumnMap, PrepConfig
 from core.data.io import _resolve, column_names, missing_column_message
 from core.data.prepare import (
