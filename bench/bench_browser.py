@@ -59,7 +59,7 @@ def streamlit_server(*, env: dict | None = None, timeout: float = 120.0) -> Iter
     # As on a default Python install, the server's modules are compiled once and cached: a
     # machine that sets PYTHONDONTWRITEBYTECODE (this project's sandbox does) would otherwise
     # compile the dashboard's sources again on every start (about 0.15 s of the first map).
-    env = {k: v for k, v in (os.environ if env is None else env).items()}
+    env = dict(os.environ if env is None else env)
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     log = tempfile.TemporaryFile()
     start = time.perf_counter()

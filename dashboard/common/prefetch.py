@@ -55,11 +55,7 @@ def chunk_names() -> tuple[str, ...]:
     then of every module they import, directly or not, that Streamlit's page does not link."""
     static = Path(st.__file__).parent / "static"
     folder = static / "static" / "js"
-    names = []
-    for pattern in CHUNKS:
-        found = sorted(p.name for p in folder.glob(pattern))
-        if len(found) == 1:
-            names.append(found[0])
+    names = _one_each(folder, CHUNKS)
     page = static / "index.html"
     linked = (
         set(re.findall(r"static/js/([\w.-]+\.js)", page.read_text())) if page.exists() else set()
@@ -70,9 +66,14 @@ def chunk_names() -> tuple[str, ...]:
 @functools.cache
 def style_names() -> tuple[str, ...]:
     """File names of :data:`STYLES` in the installed Streamlit (each must match exactly one)."""
-    folder = Path(st.__file__).parent / "static" / "static" / "css"
-    found = [sorted(p.name for p in folder.glob(pattern)) for pattern in STYLES]
-    return tuple(names[0] for names in found if len(names) == 1)
+    return tuple(_one_each(Path(st.__file__).parent / "static" / "static" / "css", STYLES))
+
+
+def _one_each(folder: Path, patterns: tuple[str, ...]) -> list[str]:
+    """The file name in ``folder`` matching each pattern, for the patterns matching exactly one
+    (a content hash is part of each name)."""
+    found = [sorted(p.name for p in folder.glob(pattern)) for pattern in patterns]
+    return [names[0] for names in found if len(names) == 1]
 
 
 def _imported(folder: Path, names: list[str], linked: set[str]) -> list[str]:

@@ -348,7 +348,7 @@ def draw_mode(hex_px: float) -> Draw:
     """
     if hex_px < DOTS_ONLY_BELOW_PX:
         return "dots"
-    return "both" if hex_px < DOTS_BELOW_PX else "hexagons"
+    return "both" if maps.needs_dots(hex_px) else "hexagons"
 
 
 def records(base: pd.DataFrame, styled: Styled, texts: dict, *, draw: Draw = "both") -> Rows:
