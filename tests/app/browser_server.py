@@ -193,6 +193,23 @@ def chromium_page(
             browser.close()
 
 
+def epsilon_thumb(page):
+    """The thumb of One hexagon's ε slider ("Privacy loss ε"), for the keyboard."""
+    return (
+        page.locator('[data-testid="stSlider"]')
+        .filter(has_text="Privacy loss ε")
+        .get_by_role("slider")
+    )
+
+
+def step_epsilon(page, key: str) -> str:
+    """Move One hexagon's ε slider one stop with ``key`` on its thumb; the new ε as shown."""
+    thumb = epsilon_thumb(page)
+    thumb.focus()
+    thumb.press(key)
+    return str(thumb.get_attribute("aria-valuetext"))
+
+
 def click_until(page, expect, shown, at, *, attempts: int = 12) -> None:
     """Click the point ``at()`` (x, y) until the locator ``shown`` is visible (deck.gl picks
     only once its first frames are drawn, so early clicks may miss)."""

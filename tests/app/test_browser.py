@@ -18,6 +18,7 @@ from browser_server import (
     centre_hat,
     chromium_page,
     click_map_centre,
+    step_epsilon,
     streamlit_server,
 )
 from browser_server import unavailable as _unavailable
@@ -75,11 +76,8 @@ def test_map_charts_and_epsilon_slider_in_chromium(server):
                 assert re.search(r"Baseline\s+all\s+\d+\.?\d*", before), before
 
                 # Move the ε slider with the keyboard on its thumb; the headline must change.
-                slider = page.locator('[data-testid="stSlider"]').filter(has_text="Privacy loss ε")
-                thumb = slider.get_by_role("slider")
-                thumb.focus()
-                thumb.press("ArrowLeft")
-                thumb.press("ArrowLeft")
+                step_epsilon(page, "ArrowLeft")
+                step_epsilon(page, "ArrowLeft")
                 expect(headline).not_to_have_text(before, timeout=60_000)
                 expect(page.get_by_text("ε = 0.98, each mechanism")).to_be_visible(timeout=60_000)
                 assert page.locator('[data-testid="stException"]').count() == 0
@@ -251,14 +249,7 @@ def test_an_upload_survives_moving_epsilon_then_changing_page(server):
         _upload(page, expect, "ships.csv", _ships_csv())
         page.get_by_role("link", name="One hexagon").click()
         expect(page.get_by_text(re.compile("land at ε = 1$"))).to_be_visible(timeout=120_000)
-        thumb = (
-            page.locator('[data-testid="stSlider"]')
-            .filter(has_text="Privacy loss ε")
-            .get_by_role("slider")
-        )
-        thumb.focus()
-        thumb.press("ArrowRight")
-        value = thumb.get_attribute("aria-valuetext")
+        value = step_epsilon(page, "ArrowRight")
         expect(page.get_by_text(f"land at ε = {value}").first).to_be_visible(timeout=60_000)
         for link in ("Map", "One hexagon"):
             page.get_by_role("link", name=link, exact=True).click()

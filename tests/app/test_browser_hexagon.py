@@ -11,7 +11,14 @@ from __future__ import annotations
 import re
 
 import pytest
-from browser_server import CHART, ROOT, chromium_page, inside, streamlit_server
+from browser_server import (
+    CHART,
+    ROOT,
+    chromium_page,
+    inside,
+    step_epsilon,
+    streamlit_server,
+)
 
 from dashboard.common import state
 
@@ -110,14 +117,7 @@ def test_an_epsilon_step_updates_both_charts_in_place(server):
             "() => document.querySelectorAll('.js-plotly-plot')"
             ".forEach((g, i) => { g.dataset.mark = 'kept' + i; })"
         )
-        thumb = (
-            page.locator('[data-testid="stSlider"]')
-            .filter(has_text="Privacy loss ε")
-            .get_by_role("slider")
-        )
-        thumb.focus()
-        thumb.press("ArrowLeft")
-        value = thumb.get_attribute("aria-valuetext")
+        value = step_epsilon(page, "ArrowLeft")
         assert value != "1"
         expect(page.get_by_text(re.compile(f"land at ε = {re.escape(value)}$"))).to_be_visible(
             timeout=60_000
