@@ -54,6 +54,27 @@ def test_warm_computes_what_a_new_visitors_first_map_asks_for(monkeypatch):
     ]
 
 
+def test_warm_also_pays_the_first_runs_costs_and_the_derived_panels_base(monkeypatch):
+    """Besides the first map: Streamlit's first-run costs and the base of the Map's
+    derived-mean panel (under the map), for the same slot."""
+    from core.data import busiest_slot
+    from dashboard.common import compute
+    from dashboard.map import compute as map_compute
+
+    done = []
+    monkeypatch.setattr(warmup, "_streamlit_first_run", lambda: done.append("first run"))
+    real_base = map_compute.base
+
+    def base(spec, slot):
+        done.append(("base", spec.key(), slot))
+        return real_base(spec, slot)
+
+    monkeypatch.setattr(map_compute, "base", base)
+    warmup.warm()
+    slot = busiest_slot(compute.hats(default_spec()))
+    assert done == ["first run", ("base", default_spec().key(), slot)]
+
+
 def test_lifespan_warms_in_the_background_and_serves_at_once(monkeypatch):
     started, release = threading.Event(), threading.Event()
 
