@@ -5,10 +5,12 @@ parameters live in the URL (``dashboard.common.url``): read once per session bef
 runs, written back after it.
 
 This file is read twice. ``streamlit run app.py`` imports it as a module and finds ``app``, an
-``st.App`` whose lifespan warms the server in the background (:mod:`dashboard.warmup`) while the
-first visitor's browser loads the page, and whose page links the map's code for the browser to
-load at once (:mod:`dashboard.common.prefetch`). Then Streamlit runs it as ``__main__`` for every visitor
-and every rerun: :func:`run` routes to the page.
+``st.App`` whose lifespan turns Nagle's algorithm off for its connections
+(:mod:`dashboard.common.nodelay`) and warms the server in the background
+(:mod:`dashboard.warmup`) while the first visitor's browser loads the page, and whose page links
+the map's code for the browser to load at once (:mod:`dashboard.common.prefetch`). Then
+Streamlit runs it as ``__main__`` for every visitor and every rerun: :func:`run` routes to the
+page.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ import streamlit as st
 from starlette.middleware import Middleware
 
 from dashboard import warmup
-from dashboard.common import liveplot
+from dashboard.common import liveplot, nodelay
 from dashboard.common.prefetch import ModulePreload
 
 PAGES = (
@@ -58,7 +60,7 @@ if __name__ == "__main__":  # a visitor's run
 else:  # `streamlit run app.py` (or an ASGI server) imports this file to find the app
     app = st.App(
         Path(__file__).resolve(),
-        lifespan=warmup.lifespan,
+        lifespan=nodelay.lifespan(warmup.lifespan),  # responses sent at once, then warm
         middleware=[Middleware(ModulePreload)],  # the map's code loads with the page
         routes=liveplot.routes(),  # plotly.js for the charts that update in place
     )
