@@ -203,7 +203,11 @@ def paired_maps(
         table["cell"].astype(str).tolist(), width_px=width_px, height_px=height_px
     )
     dots = maps.needs_dots(scale.hex_px)
-    context = maps.density_layers(density, dots=dots) if density is not None else []
+    context = (
+        maps.density_layers(density, dots=dots, under=table["cell"].astype(str))
+        if density is not None
+        else []
+    )
 
     def deck(idx: np.ndarray, layer_id: str) -> pdk.Deck:
         layers = context + maps.hexagon_layers(

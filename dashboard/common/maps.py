@@ -28,6 +28,7 @@ Layer data is passed as a list of plain dicts, which serialises with pandas 3 as
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import h3
@@ -329,13 +330,20 @@ def needs_dots(hex_px: float) -> bool:
 
 
 def density_layers(
-    density: pd.DataFrame, *, cell_col: str = "cell", dots: bool = True
+    density: pd.DataFrame,
+    *,
+    cell_col: str = "cell",
+    dots: bool = True,
+    under: Iterable[str] = (),
 ) -> list[pdk.Layer]:
     """The data's own record density over all slots: faint grey hexagons (and, with ``dots``,
     dots), darker where there are more records (log scale). Not pickable, not outlined; drawn
     under the coloured hexagons.
 
-    ``density`` has one row per cell with ``cell_col`` and ``records``.
+    ``density`` has one row per cell with ``cell_col`` and ``records``. The cells of ``under``
+    (the map's own hexagons, drawn opaque above) are left out, keeping the others' shades: they
+    would be hidden, and in a software-rendered browser every hexagon of a layer, and every
+    layer, costs the first frame. No layer is left when every cell is under the map's own.
     """
     if density.empty:
         return []
@@ -344,11 +352,15 @@ def density_layers(
     lo, hi = float(logs.min()), float(logs.max())
     share = (logs - lo) / (hi - lo) if hi > lo else np.ones_like(logs)
     alpha = np.rint(45 + 95 * share).astype(int)
+    hidden = {str(c) for c in under}
     records = [
         {"cell": str(c), "fill": [*DENSITY_COLOR, int(a)]}
         | ({"pos": centre(str(c))} if dots else {})
         for c, a in zip(density[cell_col], alpha, strict=True)
+        if str(c) not in hidden
     ]
+    if not records:
+        return []
     return hexagon_layers(
         records, layer_id=DENSITY_LAYER_ID, pickable=False, line_color=None, dots=dots
     )
@@ -401,7 +413,8 @@ def hexagon_map(
     tooltip_cols : extra ``{column: label}`` shown in the tooltip.
     selected_cell : drawn with a red outline on a separate, non-pickable layer; the fills keep
         the legend's colours.
-    density : one row per cell (``cell_col``, ``records``) over all slots: the faint context layer.
+    density : one row per cell (``cell_col``, ``records``) over all slots: the faint context layer
+        (only where ``df`` has no hexagon of its own).
     basemap : Carto's light tiles under everything (needs the internet; off by default).
     pick_token : part of the pickable layers' ids (see the module docstring).
     width_px, height_px : the chart's size, for fitting the view.
@@ -442,7 +455,11 @@ def hexagon_map(
         for column, label in tooltip_cols.items()
         if column != value_col
     ]
-    layers = density_layers(density, cell_col=cell_col, dots=dots) if density is not None else []
+    layers = (
+        density_layers(density, cell_col=cell_col, dots=dots, under=df[cell_col].astype(str))
+        if density is not None
+        else []
+    )
     layers += hexagon_layers(
         records, layer_id=pick_layer_id(pick_token), pickable=True, cell_col=cell_col, dots=dots
     )

@@ -90,11 +90,14 @@ def view(spec: DataSpec, slot: str, width_px: int):
     return maps.fit_view(base(spec, slot)["cell"].tolist(), width_px=width_px)
 
 
-@_resource(max_entries=8)
-def density(spec: DataSpec, dots: bool = True) -> list:
-    """The record-density context layers (all slots), built once per data set; with ``dots``
-    when the map's hexagons are narrow (:func:`dashboard.common.maps.needs_dots`)."""
-    return maps.density_layers(compute.cell_density(spec), dots=dots)
+@_resource(max_entries=16)
+def density(spec: DataSpec, slot: str, dots: bool = True) -> list:
+    """The record-density context layers (all slots) where the slot has no hexagon of its own,
+    built once per data set and slot; with ``dots`` when the map's hexagons are narrow
+    (:func:`dashboard.common.maps.needs_dots`)."""
+    return maps.density_layers(
+        compute.cell_density(spec), dots=dots, under=base(spec, slot)["cell"].astype(str)
+    )
 
 
 def errors_at(

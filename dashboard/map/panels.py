@@ -221,7 +221,7 @@ def map_view(
         tooltip_spec=layers.tooltip(
             None if metric == "error" else _value_label(metric, labels, u), u
         ),
-        density=_context(spec, base, draw),
+        density=_context(spec, slot, base, draw),
         selected_cell=selected_cell,
         pick_token=int(ss.get(state.MAP_CLICKS, 0)),
         basemap=basemap,
@@ -296,13 +296,13 @@ def map_view(
         )
 
 
-def _context(spec: DataSpec, base, draw: layers.Draw) -> list | None:
-    """The record-density context layers (with dots where the map has dots), unless the slot's
-    own hexagons are many enough to show where the data are
+def _context(spec: DataSpec, slot: str, base, draw: layers.Draw) -> list | None:
+    """The record-density context layers (with dots where the map has dots) where the slot has
+    no hexagon, unless the slot's own hexagons are many enough to show where the data are
     (:data:`dashboard.map.layers.DENSITY_MAX_HEXAGONS`)."""
     if len(base) > layers.DENSITY_MAX_HEXAGONS:
         return None
-    return mc.density(spec, dots=draw != "hexagons")
+    return mc.density(spec, slot, dots=draw != "hexagons")
 
 
 def _base_texts(base) -> dict[str, np.ndarray]:
@@ -492,7 +492,7 @@ def split_view(spec: DataSpec, slot: str) -> None:
             view,
             width_px=MAP_WIDTH_PX,
             tooltip_spec=layers.tooltip(None, u),
-            density=_context(spec, base, draw),
+            density=_context(spec, slot, base, draw),
         )
         st.pydeck_chart(
             deck,
@@ -519,7 +519,7 @@ def split_view(spec: DataSpec, slot: str) -> None:
             rows_d,
             view,
             tooltip_spec=layers.tooltip(f"error B − error A ({u.value})", u),
-            density=_context(spec, base, draw_d),
+            density=_context(spec, slot, base, draw_d),
         )
         st.pydeck_chart(
             deck,

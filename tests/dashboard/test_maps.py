@@ -105,17 +105,33 @@ def test_selection_is_an_outline_and_fills_keep_the_legend_colours(cells):
 
 
 def test_density_context_layer_is_faint_and_under_the_hexagons(cells):
-    density = pd.DataFrame({"cell": cells["cell"], "records": [1, 10, 100, 1000, 10, 1, 5]})
+    """Only the cells the slot has no hexagon of are drawn, shaded over all cells."""
+    outside = sorted(set(h3.grid_ring(cells["cell"].iloc[3], 2)) - set(cells["cell"]))[:3]
+    density = pd.DataFrame(
+        {"cell": [*outside, *cells["cell"]], "records": [1, 1000, 10, 1, 10, 100, 1e4, 10, 1, 5]}
+    )
     layers = _spec(
         maps.hexagon_map(cells, value_col="records", value_label="r", density=density).deck
     )["layers"]
     assert [layer["id"] for layer in layers] == [maps.DENSITY_LAYER_ID, maps.HEX_LAYER_ID]
     context = layers[0]
+    assert [row["cell"] for row in context["data"]] == outside  # not under the map's own
     assert context["pickable"] is False and context["stroked"] is False  # no outlines to draw
     alphas = [row["fill"][3] for row in context["data"]]
-    assert max(alphas) <= 140 and min(alphas) >= 45  # faint
-    assert alphas[3] == max(alphas) and alphas[0] == min(alphas)  # darker where more records
+    # shades on the scale of every cell: 1000 records is not the darkest (10 000 is, hidden)
+    assert alphas[0] == 45 and 45 < alphas[2] < alphas[1] < 140
     assert {tuple(row["fill"][:3]) for row in context["data"]} == {maps.DENSITY_COLOR}
+
+
+def test_no_density_layer_where_every_cell_has_its_own_hexagon(cells):
+    """Hidden under opaque hexagons, a context layer would only cost the first frame."""
+    density = pd.DataFrame({"cell": cells["cell"], "records": [1, 10, 100, 1000, 10, 1, 5]})
+    layers = _spec(
+        maps.hexagon_map(cells, value_col="records", value_label="r", density=density).deck
+    )["layers"]
+    assert [layer["id"] for layer in layers] == [maps.HEX_LAYER_ID]
+    assert maps.density_layers(density, under=cells["cell"]) == []
+    assert len(maps.density_layers(density, dots=False)) == 1  # without ``under``: every cell
 
 
 def test_the_mouse_wheel_scrolls_the_page_not_the_map(cells):

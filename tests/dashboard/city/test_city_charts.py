@@ -88,13 +88,17 @@ def test_paired_maps_variance_and_tooltip(release):
 def test_paired_maps_units_density_and_scale(release):
     from dashboard.common.units import Units
 
-    density = pd.DataFrame({"cell": release["cell"], "records": np.arange(1, 8) * 100})
+    elsewhere = sorted(h3.grid_ring(release["cell"].iloc[3], 3))[0]  # only in another slot
+    density = pd.DataFrame(
+        {"cell": [*release["cell"], elsewhere], "records": np.arange(1, 9) * 100}
+    )
     pm = city_charts.paired_maps(
         release, statistic="mean", units=Units(value="knots", user="ship"), density=density
     )
     spec = json.loads(pm.true_deck.to_json())
     ids = [layer["id"] for layer in spec["layers"]]
     assert ids == [maps.DENSITY_LAYER_ID, city_charts.TRUE_LAYER_ID]  # wide: no dots
+    assert [row["cell"] for row in spec["layers"][0]["data"]] == [elsewhere]  # not under
     text = pm.true_deck._tooltip["text"]
     assert "true mean (knots)" in text and "ships: {users_text}" in text and "km/h" not in text
     assert pm.scale.suggested_resolution is None and pm.scale.width_km > 0
