@@ -11,12 +11,17 @@ the HTML page Streamlit serves in two places:
   module and for each module it imports that the page does not link already
   (:func:`chunk_names`), so Chromium fetches and compiles them (off its main thread) while it
   loads Streamlit itself, after Streamlit's own modules (low priority: they are needed later);
-- before ``</head>``, the map's style sheet (:func:`style_names`).
+- before ``</head>``, the map's style sheet (:func:`style_names`) and, on the pages that open
+  with a map (:data:`MAP_PAGES`), a module script that runs the map's module right after
+  Streamlit's own (:func:`early_run`). Streamlit otherwise runs it only when the map's element
+  arrives, and the map waited about 0.15 s for it, at the end of the page; run early, it
+  overlaps with the page waiting for the server.
 
-Measured in Chromium on the demo city (``bench/bench_browser.py``). Tried and not kept: running
-the map's module early (a module script importing it) made no difference once its imports were
-preloaded; preloading every element's module of the Map page made the first map later (they
-compete with Streamlit's own start).
+Measured in Chromium on the demo city (``bench/bench_browser.py``; the early run: two A/Bs of
+interleaved starts, first map 2.18 s against 2.26 s and 2.18 s against 2.25 s median). Tried and not kept:
+preloading every element's module of the Map page made the first map later (they compete with
+Streamlit's own start). The early run had made no clear difference while each module took
+about 40 ms to arrive (see :mod:`dashboard.common.nodelay`).
 
 The module is Streamlit's, found by name in the installed package (its file name carries a
 content hash) and linked relative to the page, as Streamlit links its own entry module, so
@@ -41,6 +46,9 @@ IMPORTS = re.compile(r'(?:\bimport|\bfrom)\s*"\./([\w.-]+\.js)"')
 """A static import of a sibling module in Streamlit's built JavaScript (``from"./x.js"``)."""
 STYLES = ("DeckGlJsonChart.*.css",)
 """Streamlit's style sheet of ``st.pydeck_chart``."""
+MAP_PAGES = ("", "city")
+"""The last part of the URL path of the pages that open with a map: the Map (the app's
+default page, at its root) and Whole city (``dashboard/pages/city.py``)."""
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -98,15 +106,30 @@ def links(names: tuple[str, ...]) -> bytes:
     ).encode()
 
 
+def early_run(name: str) -> bytes:
+    """A module script that runs the module ``name`` (the map's) on the :data:`MAP_PAGES`.
+
+    Module scripts run in the page's order, so this one runs after Streamlit's entry module,
+    which the page's head names first; the module is then already fetched and compiled
+    (:func:`links`). Elsewhere it does nothing: those pages need the map's code later or never.
+    """
+    pages = ",".join(f'"{page}"' for page in MAP_PAGES)
+    return (
+        f'<script type="module">if([{pages}].includes(location.pathname.split("/").pop()))'
+        f'import("./static/js/{name}")</script>'
+    ).encode()
+
+
 def with_links(html: bytes, names: tuple[str, ...], styles: tuple[str, ...] = ()) -> bytes:
-    """``html`` with the links right after its ``<head>`` and the ``styles`` right before its
-    ``</head>`` (unchanged without both)."""
+    """``html`` with the links right after its ``<head>``, and the ``styles`` and the early run
+    of ``names[0]`` (:func:`early_run`) right before its ``</head>`` (unchanged without both)."""
     head, end = html.find(b"<head>"), html.find(b"</head>")
     if not names or head < 0 or end < head:
         return html
     at = head + len(b"<head>")
     sheets = "".join(f'<link rel="stylesheet" href="./static/css/{name}" />' for name in styles)
-    return html[:at] + links(names) + html[at:end] + sheets.encode() + html[end:]
+    tail = sheets.encode() + early_run(names[0])
+    return html[:at] + links(names) + html[at:end] + tail + html[end:]
 
 
 class ModulePreload:

@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import ast
 import asyncio
 import gzip
+from pathlib import Path
+
+import streamlit as st
 
 from dashboard.common import prefetch
+
+ROOT = Path(__file__).resolve().parents[2]
 
 PAGE = b"<!DOCTYPE html><html><head><title>Streamlit</title></head><body></body></html>"
 
@@ -50,7 +56,7 @@ def _expected(names: tuple[str, ...]) -> bytes:
         f'<link rel="stylesheet" href="./static/css/{name}" />' for name in prefetch.style_names()
     )
     return PAGE.replace(b"<head>", b"<head>" + prefetch.links(names)).replace(
-        b"</head>", styles.encode() + b"</head>"
+        b"</head>", styles.encode() + prefetch.early_run(names[0]) + b"</head>"
     )
 
 
@@ -117,3 +123,31 @@ def test_the_modules_imported_are_followed_once_leaving_out_those_the_page_links
         "b.js",
         "d.js",
     ]
+
+
+def test_the_maps_module_runs_early_after_streamlits_entry_module_on_the_map_pages():
+    """On Streamlit's own page: the early run is a module script after Streamlit's entry
+    module (module scripts run in the page's order), importing the map's module."""
+    page = (Path(st.__file__).parent / "static" / "index.html").read_bytes()
+    names = prefetch.chunk_names()
+    served = prefetch.with_links(page, names, prefetch.style_names())
+    early = prefetch.early_run(names[0])
+    entry = served.index(b'<script type="module" crossorigin src="./static/js/index.')
+    assert served.count(early) == 1 and served.index(early) > entry
+    assert served.index(early) < served.index(b"</head>")
+    assert f'import("./static/js/{names[0]}")'.encode() in early
+    assert early.startswith(b'<script type="module">') and early.endswith(b"</script>")
+
+
+def test_the_map_pages_are_the_apps_default_page_and_whole_city():
+    """:data:`MAP_PAGES` names the URL paths of app.py's Map (its default page, served at the
+    root) and Whole city (read from app.py's PAGES without importing it)."""
+    tree = ast.parse((ROOT / "app.py").read_text())
+    (pages,) = [
+        ast.literal_eval(node.value)
+        for node in tree.body
+        if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", "") == "PAGES"
+    ]
+    paths = {title: Path(path).stem for path, title, _icon in pages}
+    assert paths["Map"] == "hexagon_map"  # the default page (app.py), served at the root: ""
+    assert prefetch.MAP_PAGES == ("", paths["Whole city"])
