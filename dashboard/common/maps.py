@@ -341,9 +341,9 @@ def density_layers(
     under the coloured hexagons.
 
     ``density`` has one row per cell with ``cell_col`` and ``records``. The cells of ``under``
-    (the map's own hexagons, drawn opaque above) are left out, keeping the others' shades: they
-    would be hidden, and in a software-rendered browser every hexagon of a layer, and every
-    layer, costs the first frame. No layer is left when every cell is under the map's own.
+    (the map's own hexagons, drawn opaque above, or its dots where those are wider) are left out,
+    keeping the others' shades: they would be hidden. No layer is left when every cell is under
+    the map's own (the demo city's first map).
     """
     if density.empty:
         return []

@@ -45,8 +45,13 @@ def _descriptors() -> list[int]:
 def _listening_tcp(fd: int) -> Iterator[socket.socket]:
     """A duplicate of ``fd`` if it is a listening TCP socket (closed after use)."""
     try:
-        sock = socket.socket(fileno=os.dup(fd))
-    except OSError:  # not a socket, or closed meanwhile
+        dup = os.dup(fd)
+    except OSError:  # closed meanwhile
+        return
+    try:
+        sock = socket.socket(fileno=dup)
+    except OSError:  # not a socket: the duplicate is not the socket's to close
+        os.close(dup)
         return
     with sock:
         try:

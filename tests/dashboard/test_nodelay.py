@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import socket
 import subprocess
 import sys
@@ -89,6 +90,19 @@ def test_enable_leaves_other_sockets_alone():
         finally:
             udp.close()
             client.close()
+
+
+def test_enable_leaves_no_descriptor_open():
+    """Each duplicate it makes is closed again, sockets or not (a pipe, a file)."""
+    read, write = os.pipe()
+    try:
+        with streamlit_like_listener(), open(__file__, "rb"):
+            before = nodelay._descriptors()
+            nodelay.enable()
+            assert nodelay._descriptors() == before
+    finally:
+        os.close(read)
+        os.close(write)
 
 
 def test_lifespan_enables_before_the_inner_lifespan_runs():
