@@ -11,6 +11,10 @@ Run by hand: ``python bench/bench_browser.py [--starts 5] [--moves 10]``. Target
   ε and the page is idle, plus two animation frames (drawn), at most 300 ms median (the
   One-hexagon page's own target).
 
+``--ab NAME A B`` compares two versions of a change that reads the environment variable NAME
+(a temporary switch, never committed): fresh servers with NAME=A and NAME=B, interleaved start by
+start (ABBA…), so that the machine's drift falls on both; ``--starts`` pairs, first map only.
+
 "Idle" is Streamlit's status widget gone and no element marked stale. Numbers depend on the
 machine and its load; they are reported, never asserted in tests.
 """
@@ -181,6 +185,18 @@ def epsilon_moves(page, n: int) -> list[float]:
     return times
 
 
+def first_map_ab(browser, name: str, values: list[str], pairs: int) -> dict[str, list[float]]:
+    """Seconds to the first map with ``name`` set to each of ``values``, interleaved."""
+    with streamlit_server() as (url, _up):
+        first_map(browser, url)  # fills the demo cache if empty
+    times: dict[str, list[float]] = {value: [] for value in values}
+    for i in range(pairs):
+        for value in values if i % 2 == 0 else values[::-1]:
+            with streamlit_server(env={**os.environ, name: value}) as (url, _up):
+                times[value].append(first_map(browser, url))
+    return times
+
+
 def _line(name: str, xs: list[float], unit: str) -> str:
     return (
         f"{name:<46} median {statistics.median(xs):8.1f} {unit}   max {max(xs):8.1f} {unit}"
@@ -192,8 +208,23 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--starts", type=int, default=5, help="fresh servers for the first map")
     parser.add_argument("--moves", type=int, default=12, help="moves per measured interaction")
+    parser.add_argument("--ab", nargs=3, metavar=("NAME", "A", "B"), help="interleaved A/B")
     args = parser.parse_args(argv)
     from playwright.sync_api import sync_playwright
+
+    if args.ab:
+        name, *values = args.ab
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(
+                executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True
+            )
+            try:
+                times = first_map_ab(browser, name, values, args.starts)
+            finally:
+                browser.close()
+        for value, xs in times.items():
+            print(_line(f"first map, {name}={value!r}", [x * 1000 for x in xs], "ms"))
+        return 0
 
     firsts, ups = [], []
     with sync_playwright() as pw:
