@@ -40,7 +40,7 @@ def run() -> None:
     """Configure the page and route to the chosen page (the Map opens first)."""
     # Imported here, not above: as a module (the launcher) this file imports only what the
     # server needs to start, so it answers at once and dashboard.warmup imports the rest.
-    from dashboard.common import shown, url
+    from dashboard.common import shown, state, url
 
     st.set_page_config(page_title="dp-hexplorer", page_icon="🚌", layout="wide")  # no icon fetch
     pages = [
@@ -49,6 +49,7 @@ def run() -> None:
     ]
     url.read_once()
     page = st.navigation(pages)
+    state.page_ran(page.url_path)  # a page's own widgets come back on its return
     shown.reset()  # the figures of this run, for the report
     page.run()
     url.write()

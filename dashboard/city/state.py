@@ -11,7 +11,6 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-import streamlit as st
 
 from core.plan import ANALYTIC_MECHANISMS
 from dashboard.common import state
@@ -58,25 +57,10 @@ WIDGETS: tuple[str, ...] = (
 )  # fmt: skip
 
 
-def _shadow(key: str) -> str:
-    return f"_keep_{key}"
-
-
 def init() -> None:
     """The shared :func:`dashboard.state.init`, then this page's defaults and kept values."""
     state.init()
-    ss = st.session_state
-    for key in WIDGETS:
-        if key in ss:
-            ss[key] = ss[key]  # keep it across reruns of this page
-            ss[_shadow(key)] = ss[key]
-        elif _shadow(key) in ss:
-            ss[key] = ss[_shadow(key)]  # dropped while another page ran
-        elif key in DEFAULTS:
-            ss[key] = DEFAULTS[key]
+    state.keep_widgets(WIDGETS, DEFAULTS)
 
 
-def remember(key: str, value: Any) -> None:
-    """Set a widget's value (before it is drawn, or from a callback) and its kept copy."""
-    st.session_state[key] = value
-    st.session_state[_shadow(key)] = value
+remember = state.remember  # set a widget's value and its kept copy

@@ -10,7 +10,7 @@ through :func:`fragment`.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import streamlit as st
@@ -175,6 +175,81 @@ def init() -> None:
             ss[key] = ss[key]
 
 
+PAGE_NOW = "_page_now"  # the page of this full run (app.py), and of the one before
+PAGE_BEFORE = "_page_before"
+KEPT_NOW = "_kept_now"  # this page's own widgets ({key: none_is_unset}, keep_widgets)
+
+
+def page_ran(page: str) -> None:
+    """Note the page of this full run (``app.py``, before the page runs)."""
+    ss = st.session_state
+    ss[PAGE_BEFORE] = ss.get(PAGE_NOW)
+    ss[PAGE_NOW] = page
+    ss[KEPT_NOW] = {}
+
+
+def returning() -> bool:
+    """Whether this run opened the page after another page ran (``app.py`` notes each run's
+    page: :func:`page_ran`; False for a page run on its own, as in AppTest)."""
+    ss = st.session_state
+    return PAGE_NOW in ss and ss.get(PAGE_BEFORE) != ss[PAGE_NOW]
+
+
+def shadow(key: str) -> str:
+    """The session key of the kept copy of a page's own widget ``key`` (:func:`keep_widgets`)."""
+    return f"_keep_{key}"
+
+
+def keep_widgets(
+    keys: Iterable[str],
+    defaults: Mapping[str, Any] | None = None,
+    *,
+    none_is_unset: bool = False,
+) -> None:
+    """A page's own widgets, kept across pages; call before drawing them.
+
+    Streamlit drops a widget's value at the end of the first run that does not draw it (a run
+    of another page), and a widget of a fragment goes back to its default instead, so a
+    setting of the Map's split view or of One hexagon was gone after a visit elsewhere. Each
+    value is copied under :func:`shadow` on every run of its page; on the page's return
+    (:func:`returning`) the copy gives the widget its value back. A key with neither takes its
+    default (if ``defaults`` has one). With ``none_is_unset``, a widget that holds None counts
+    as unset.
+    """
+    ss = st.session_state
+    defaults = defaults or {}
+    back = returning()
+    kept = ss.setdefault(KEPT_NOW, {})  # for the page's fragments (:func:`fragment`)
+    for key in keys:
+        kept[key] = none_is_unset
+        if back and shadow(key) in ss:
+            ss[key] = ss[shadow(key)]  # dropped, or reset, while another page ran
+        elif key in ss and not (none_is_unset and ss[key] is None):
+            ss[key] = ss[key]  # kept across reruns of this page
+            ss[shadow(key)] = ss[key]
+        elif shadow(key) in ss:
+            ss[key] = ss[shadow(key)]  # dropped while another page ran
+        elif key in defaults:
+            ss[key] = defaults[key]
+
+
+def _keep_fragment_values() -> None:
+    """In a rerun of a fragment alone, copy the page's own widgets (a widget of the fragment
+    may have moved) to their kept copies, as :func:`keep_widgets` does in a full run: the split
+    view's settings, changed in its fragment, were otherwise lost at the next page switch."""
+    ss = st.session_state
+    for key, none_is_unset in ss.get(KEPT_NOW, {}).items():
+        if key in ss and not (none_is_unset and ss[key] is None):
+            ss[shadow(key)] = ss[key]
+
+
+def remember(key: str, value: Any) -> None:
+    """Set a page's own widget's value (before it is drawn, or from a callback) and its kept
+    copy (:func:`keep_widgets`)."""
+    st.session_state[key] = value
+    st.session_state[shadow(key)] = value
+
+
 def fragment(func: Callable) -> Callable:
     """``st.fragment`` for the pages' fragments: a rerun of the fragment alone (a widget inside
     it moved) first re-assigns the known keys (:func:`init`), as every full run does.
@@ -190,6 +265,7 @@ def fragment(func: Callable) -> Callable:
         ctx = get_script_run_ctx()
         if ctx is not None and ctx.fragment_ids_this_run:
             init()
+            _keep_fragment_values()
         return func(*args, **kwargs)
 
     return st.fragment(body)

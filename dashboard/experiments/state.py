@@ -1,16 +1,15 @@
 """Session-state keys of the Experiments page.
 
 Streamlit drops a widget's value while another page runs, so each value is also kept under a
-shadow key (as :mod:`dashboard.lessons.state` does).
+shadow key (:func:`dashboard.common.state.keep_widgets`).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-import streamlit as st
-
 from core.experiments import CATALOGUE
+from dashboard.common import state
 
 EXPERIMENT = "exp_id"  # id of the chosen experiment
 RUNS = "exp_runs"  # Monte-Carlo runs per point
@@ -32,18 +31,6 @@ DEFAULTS: dict[str, Any] = {
 WIDGETS: tuple[str, ...] = (EXPERIMENT, RUNS, SEED, FRESH)
 
 
-def _shadow(key: str) -> str:
-    return f"_keep_{key}"
-
-
 def init() -> None:
     """This page's kept values, else the defaults."""
-    ss = st.session_state
-    for key in WIDGETS:
-        if key in ss and ss[key] is not None:
-            ss[key] = ss[key]
-            ss[_shadow(key)] = ss[key]
-        elif _shadow(key) in ss:
-            ss[key] = ss[_shadow(key)]
-        else:
-            ss[key] = DEFAULTS[key]
+    state.keep_widgets(WIDGETS, DEFAULTS, none_is_unset=True)

@@ -82,12 +82,7 @@ def on_exact() -> None:
 
 def init_settings() -> None:
     """Defaults of this page's settings, kept across pages (call before drawing them)."""
-    ss = st.session_state
-    for key, value in DEFAULTS.items():
-        if key not in ss:
-            ss[key] = value
-    for key in WIDGETS:
-        ss[key] = ss[key]
+    state.keep_widgets(WIDGETS, DEFAULTS)
 
 
 def init_epsilon() -> float:

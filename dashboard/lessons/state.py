@@ -9,8 +9,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import streamlit as st
-
 from dashboard.common import state
 from dashboard.common.url import LESSON_MECHANISM, LESSON_USER
 
@@ -27,19 +25,7 @@ SIMULATED_RUNS = 200_000
 """Runs per dataset of a simulated log-ratio (40 bins: a few thousand runs per bin)."""
 
 
-def _shadow(key: str) -> str:
-    return f"_keep_{key}"
-
-
 def init() -> None:
     """The shared defaults, then this page's kept values."""
     state.init()
-    ss = st.session_state
-    for key in WIDGETS:
-        if key in ss and ss[key] is not None:
-            ss[key] = ss[key]
-            ss[_shadow(key)] = ss[key]
-        elif _shadow(key) in ss:
-            ss[key] = ss[_shadow(key)]
-        elif key in DEFAULTS:
-            ss[key] = DEFAULTS[key]
+    state.keep_widgets(WIDGETS, DEFAULTS, none_is_unset=True)

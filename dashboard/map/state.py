@@ -81,11 +81,10 @@ def init() -> None:
     """Defaults of the Map's keys, kept across pages; the bound widgets set from the shared
     values. Call at the top of the page, after :func:`dashboard.common.state.init`."""
     ss = st.session_state
+    state.keep_widgets(WIDGETS, DEFAULTS)  # the split view, the scale, … kept across pages
     for key, value in DEFAULTS.items():
         if key not in ss:
             ss[key] = list(value) if isinstance(value, list) else value
-    for key in WIDGETS:
-        ss[key] = ss[key]
     if ss.get(state.MECHANISM) not in MECHANISMS:
         ss[state.MECHANISM] = "opt-arrayavg"
     bind()

@@ -49,27 +49,13 @@ WIDGETS: tuple[str, ...] = (
 )  # fmt: skip
 
 
-def _shadow(key: str) -> str:
-    return f"_keep_{key}"
-
-
 def init() -> None:
     """The shared :func:`dashboard.common.state.init`, then this page's defaults and kept values."""
     state.init()
+    state.keep_widgets(WIDGETS, DEFAULTS)
     ss = st.session_state
-    for key in WIDGETS:
-        if key in ss:
-            ss[key] = ss[key]
-            ss[_shadow(key)] = ss[key]
-        elif _shadow(key) in ss:
-            ss[key] = ss[_shadow(key)]
-        elif key in DEFAULTS:
-            ss[key] = DEFAULTS[key]
     ss.setdefault(CONFIRM, False)
     ss.setdefault(LAST, [])
 
 
-def remember(key: str, value: Any) -> None:
-    """Set a widget's value (before it is drawn, or from a callback) and its kept copy."""
-    st.session_state[key] = value
-    st.session_state[_shadow(key)] = value
+remember = state.remember  # set a widget's value and its kept copy

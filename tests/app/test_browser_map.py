@@ -160,6 +160,26 @@ def test_split_view_shows_two_maps_that_pan_together(server):
         page.screenshot(path=str(ARTIFACTS / "browser-split-view.png"))
 
 
+def test_the_split_view_and_its_settings_survive_a_visit_to_another_page(server):
+    """Split on, comparing two mechanisms; One hexagon; back on the Map: the same split view
+    (its widgets live in a fragment, whose values Streamlit resets while another page runs)."""
+    failure = ARTIFACTS / "browser-split-kept-failure.png"
+    with chromium_page(failure, height=1100) as (page, expect):
+        _open_error_map(page, expect, server)
+        page.get_by_text("Two settings side by side").click()
+        expect(page.get_by_text("Left A (ε = 1, opt-arrayavg)")).to_be_visible(timeout=120_000)
+        page.get_by_text("mechanism A vs B").click()
+        expect(page.get_by_text("right B (ε = 1, opt-bounding)")).to_be_visible(timeout=120_000)
+        page.get_by_role("link", name="One hexagon").click()
+        expect(page.get_by_role("heading", name="One hexagon").first).to_be_visible(timeout=120_000)
+        page.get_by_role("link", name="Map").click()
+        expect(page.get_by_role("heading", name="Map").first).to_be_visible(timeout=120_000)
+        expect(page.get_by_text("right B (ε = 1, opt-bounding)")).to_be_visible(timeout=120_000)
+        expect(page.get_by_role("radio", name="mechanism A vs B")).to_be_checked()
+        expect(page.get_by_text("Hexagons within ±5 km/h").first).to_be_visible()  # error map
+        _no_exception(page)
+
+
 def test_click_on_the_error_map_selects_the_hexagon_and_keeps_the_legend_colours(server):
     """The error map's rows carry only the cell: a click names the cell in the page's slot. The
     page's read-out and hexagon box follow; the map's fills keep the legend's colours and the

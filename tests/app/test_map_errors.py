@@ -217,3 +217,27 @@ def test_downloads_carry_provenance_and_geometry(demo):
     props = geo["features"][0]["properties"]
     assert props["epsilon"] == 1.0 and props["value_unit"] == "knots"
     assert props["within_target"] in (True, False)
+
+
+def test_the_maps_own_settings_survive_a_visit_to_another_page():
+    """The split view and its settings, the colour scale, the table: kept after One hexagon
+    and Learn ran (Streamlit drops a widget's value in a run that does not draw it; the kept
+    copy gives it back: ``state.keep_widgets``)."""
+    at = _map("error")
+    at.toggle(key=ms.SPLIT).set_value(True).run()
+    at.radio(key=ms.SPLIT_MODE).set_value("mechanism").run()
+    at.toggle(key=ms.AUTO_SCALE).set_value(True).run()
+    at.toggle(key=ms.TABLE_SHOWN).set_value(True).run()
+    _ok(at)
+    kept = {key: at.session_state[key] for key in (ms.SPLIT, ms.SPLIT_MODE, ms.AUTO_SCALE)}
+    assert kept == {ms.SPLIT: True, ms.SPLIT_MODE: "mechanism", ms.AUTO_SCALE: True}
+    at.switch_page("dashboard/pages/one_hexagon.py").run()
+    at.switch_page("dashboard/pages/learn.py").run()
+    at.switch_page("dashboard/pages/hexagon_map.py").run()
+    _ok(at)
+    assert at.toggle(key=ms.SPLIT).value is True
+    assert at.radio(key=ms.SPLIT_MODE).value == "mechanism"
+    assert at.toggle(key=ms.AUTO_SCALE).value is True
+    assert at.toggle(key=ms.TABLE_SHOWN).value is True
+    assert at.radio(key=state.MAP_METRIC).value == "error"
+    assert len(_decks(at)) == 2  # the map and the split view's two linked maps

@@ -435,6 +435,8 @@ def test_reruns_and_page_switches_keep_state():
     at.number_input(key=hs.EPSILON_EXACT).set_value(0.77).run()
     at.slider(key=state.M_UB).set_value(at.slider(key=state.M_UB).min + 1).run()
     at.radio(key=state.NOISE_MEASURE).set_value("std").run()
+    at.toggle(key=hs.PRESENTER).set_value(True).run()  # the page's own settings, too
+    at.toggle(key=hs.RAW).set_value(True).run()
     kept = (0.77, at.session_state[state.M_UB], "std")
     hat = at.session_state[state.HAT]
     at.run()
@@ -442,6 +444,7 @@ def test_reruns_and_page_switches_keep_state():
     at.switch_page("dashboard/pages/learn.py").run()
     at.switch_page(PAGE).run()
     _ok(at)
+    assert at.toggle(key=hs.PRESENTER).value is True and at.toggle(key=hs.RAW).value is True
     assert at.select_slider(key=hs.EPSILON_SLIDER).value == kept[0]
     assert at.session_state[state.EPSILON] == kept[0]
     assert at.slider(key=state.M_UB).value == kept[1]
