@@ -13,6 +13,8 @@ from dashboard.common import state
 from dashboard.common.compute import DataSpec
 from dashboard.common.sidebar import default_spec
 
+ROOT = Path(__file__).resolve().parents[2]
+
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
 
 
@@ -103,18 +105,39 @@ def test_a_failing_warm_up_is_logged_and_changes_nothing(monkeypatch, caplog):
 
 
 def test_warm_pays_streamlits_first_run_costs(monkeypatch):
-    """The emoji table (st.set_page_config's icon) and the first element's once-only REPL check
-    are done by the warm-up, not by the first visitor's run."""
-    import sys
-
+    """The first element's once-only REPL check is done by the warm-up, not by the first
+    visitor's run."""
     from streamlit import delta_generator, runtime
 
-    monkeypatch.delitem(sys.modules, "streamlit.emojis", raising=False)
     monkeypatch.setattr(delta_generator, "_use_warning_has_been_displayed", False)
     monkeypatch.setattr(runtime, "exists", lambda: False)  # a bare Python: the check stays due
     warmup._streamlit_first_run()
-    assert "streamlit.emojis" in sys.modules
     assert delta_generator._use_warning_has_been_displayed is False
     monkeypatch.setattr(runtime, "exists", lambda: True)  # `streamlit run`: never warns
     warmup._streamlit_first_run()
     assert delta_generator._use_warning_has_been_displayed is True
+
+
+def test_the_first_page_never_imports_streamlits_emoji_catalogue():
+    """app.py's first run (the Map on the demo city), in a fresh interpreter: no emoji icon
+    anywhere, so Streamlit's emoji catalogue (≈ 35 ms, on the first map's critical path) is
+    never imported; an emoji ``page_icon`` or element icon would import it."""
+    import subprocess
+    import sys
+    import textwrap
+
+    script = textwrap.dedent(
+        """
+        import sys
+        from streamlit.testing.v1 import AppTest
+        at = AppTest.from_file("app.py", default_timeout=120).run()
+        assert not at.exception, [e.value for e in at.exception]
+        assert at.get("deck_gl_json_chart"), "the Map did not draw its map"
+        print("streamlit.emojis" in sys.modules)
+        """
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split()[-1] == "False"
