@@ -82,8 +82,8 @@ def init() -> None:
     values. Call at the top of the page, after :func:`dashboard.common.state.init`."""
     ss = st.session_state
     state.keep_widgets(WIDGETS, DEFAULTS)  # the split view, the scale, … kept across pages
-    for key, value in DEFAULTS.items():
-        if key not in ss:
+    for key, value in DEFAULTS.items():  # the keys no widget holds
+        if key not in WIDGETS and key not in ss:
             ss[key] = list(value) if isinstance(value, list) else value
     if ss.get(state.MECHANISM) not in MECHANISMS:
         ss[state.MECHANISM] = "opt-arrayavg"
