@@ -22,9 +22,8 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-import streamlit as st
 
-from dashboard.common.source import limits
+from dashboard.common.cache import cached
 
 
 class _NotDigestible(TypeError):
@@ -81,7 +80,7 @@ def digest(build: Callable[..., Any], args: tuple, kwargs: Mapping[str, Any]) ->
     return h.hexdigest()
 
 
-@st.cache_resource(max_entries=256, ttl=limits.CACHE_TTL_S, show_spinner=False)
+@cached(max_entries=256, resource=True)
 def _remembered(key: str, _build: Callable[..., Any], _args: tuple, _kwargs: dict) -> Any:
     return _build(*_args, **_kwargs)
 

@@ -1,10 +1,12 @@
-"""Data-level ``@st.cache_data`` wrappers around :mod:`core` (sources, preparation, HATs).
+"""Data-level cached calls into :mod:`core`: sources, preparation, HATs.
 
 A feature's own cached results live in its folder (``dashboard/hexagon/compute.py``,
-``dashboard/city/compute.py``) and build on :func:`hat` and :func:`prepared` here. Each wrapper is a thin call into core; nothing here computes a formula. Arguments are
-parameters (a :class:`DataSpec`, a HAT label, ε, m_UB, a seed...), so they form the cache key;
-the seed of every stochastic result is part of its key. Cached values are returned as copies
-by Streamlit (pickled); callers still never mutate them.
+``dashboard/city/compute.py``) and build on :func:`hat` and :func:`prepared` here. Each wrapper
+is a thin call into core through :func:`dashboard.common.cache.cached`; nothing here computes a
+formula. Arguments are parameters (a :class:`DataSpec`, a HAT label, ε, m_UB, a seed...), so
+they form the cache key (:class:`Source` and :class:`DataSpec` count by their ``key()``); the
+seed of every stochastic result is part of its key. Cached values are returned as copies by
+Streamlit (pickled); callers still never mutate them.
 """
 
 from __future__ import annotations
@@ -16,7 +18,6 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 import pandas as pd
-import streamlit as st
 
 from core.data import (
     ColumnMap,
@@ -35,9 +36,11 @@ from core.data.summaries import is_summaries, read_metadata, read_summaries
 from core.errors import HexplorerError
 from core.hat import HatData
 from core.mechanisms import get_mechanism, mechanism_rng
+from dashboard.common.cache import cached, keyed
 from dashboard.common.source import datadir, democache, limits
 
 
+@keyed
 @dataclass(frozen=True, kw_only=True, eq=False)
 class Source:
     """Where the raw records come from: the demo city, an uploaded file or a server path.
@@ -69,6 +72,7 @@ class Source:
         )
 
 
+@keyed
 @dataclass(frozen=True, kw_only=True, eq=False)
 class DataSpec:
     """A data source plus how to prepare it: everything that determines the HATs."""
@@ -117,25 +121,17 @@ class DataSpec:
 
 
 DEFAULT_COLUMNS = ColumnMap().as_tuple()
-_HASH = {Source: Source.key, DataSpec: DataSpec.key}
-
-
-def _cache(**kwargs):
-    """``st.cache_data`` keyed by content (``Source.key``), bounded by ``max_entries`` and an
-    expiry (``limits.CACHE_TTL_S``): visitors share an entry only when their data is identical."""
-    kwargs.setdefault("ttl", limits.CACHE_TTL_S)
-    return st.cache_data(show_spinner=False, hash_funcs=_HASH, **kwargs)
 
 
 # --- Data ----------------------------------------------------------------------------------
 
 
-@_cache(max_entries=4)
+@cached(max_entries=4)
 def _demo_raw() -> pd.DataFrame:
     return load_demo()
 
 
-@_cache(max_entries=8)
+@cached(max_entries=8)
 def table_columns(source: Source) -> list[str]:
     """Column names of the source's table (for auto-detection). Raises HexplorerError."""
     if source.kind == "demo":  # load_demo's columns (tests/data/test_demo.py): no generation
@@ -166,7 +162,7 @@ def _summaries_handle(source: Source):
     return _named_bytes(source) if source.kind == "upload" else _server_path(source)
 
 
-@_cache(max_entries=8)
+@cached(max_entries=8)
 def summaries_columns(source: Source) -> tuple[str, str, str, str, str] | None:
     """The column mapping a summaries file (``hexplorer prepare``) was prepared with, or None
     when the source holds raw records (or is refused: preparing it reports why)."""
@@ -178,7 +174,7 @@ def summaries_columns(source: Source) -> tuple[str, str, str, str, str] | None:
         return None
 
 
-@_cache(max_entries=6)
+@cached(max_entries=6)
 def prepared(spec: DataSpec) -> Prepared:
     """``core.data.prepare`` (demo, kept on disk by :mod:`dashboard.common.source.democache`),
     ``prepare_file`` (upload, path) or a summaries file read as it is. Raises HexplorerError."""
@@ -203,32 +199,32 @@ def prepared(spec: DataSpec) -> Prepared:
     return prepare_file(_server_path(spec.source), columns, config, max_bytes=budget)
 
 
-@_cache(max_entries=16)
+@cached(max_entries=16)
 def report(spec: DataSpec) -> PrepReport:
     """The preparation report (rows read, rejected with reasons and examples, clamped, ...)."""
     return prepared(spec).report
 
 
-@_cache(max_entries=16)
+@cached(max_entries=16)
 def hats(spec: DataSpec) -> pd.DataFrame:
     """``core.data.hat_table``: one row per HAT, busiest first."""
     return hat_table(prepared(spec).summaries)
 
 
-@_cache(max_entries=16)
+@cached(max_entries=16)
 def means(spec: DataSpec) -> pd.DataFrame:
     """``core.data.hat_means``: the true mean of every HAT."""
     return hat_means(prepared(spec).summaries)
 
 
-@_cache(max_entries=16)
+@cached(max_entries=16)
 def cell_density(spec: DataSpec) -> pd.DataFrame:
     """Records per hexagon over all slots (cell, records): the maps' geographic context."""
     table = hats(spec)
     return table.groupby("cell", sort=True, as_index=False)["records"].sum()
 
 
-@_cache(max_entries=64)
+@cached(max_entries=64)
 def slot_cells(spec: DataSpec, slot: str) -> pd.DataFrame:
     """The hexagons of one slot, busiest first: hat, cell, users, records, m_max, m_median,
     true_mean (from ``hat_table`` and ``hat_means``)."""
@@ -239,7 +235,7 @@ def slot_cells(spec: DataSpec, slot: str) -> pd.DataFrame:
     return out.assign(true_mean=out["hat"].map(true_means).to_numpy(dtype=float))
 
 
-@_cache(max_entries=64)
+@cached(max_entries=64)
 def hat(spec: DataSpec, label: str) -> HatData:
     """``core.data.hat_data`` for one HAT (raises HexplorerError for an unknown label)."""
     return hat_data(prepared(spec).summaries, label, upper=spec.upper)
