@@ -100,11 +100,11 @@ def test_epsilon_change_changes_the_colours_and_the_scale_stays(demo):
     assert changed
     # every colour is the fixed scale's colour of core's error at that ε (dimmed by class)
     table, core_at, _ = _core(summaries, slot, 5.0)
-    from dashboard.map import layers
+    from dashboard.map import scales
 
-    scale = layers.error_scale(5.0, Units())
+    scale = scales.error_scale(5.0, Units())
     classes = derived.trust_classes(core_at.total, target=5.0, upper=U)
-    styled = layers.style(core_at.total, scale, classes)
+    styled = scales.style(core_at.total, scale, classes)
     expected = dict(zip(table.cells.astype(str), styled.fill[:, :3].tolist(), strict=True))
     assert after == expected
 
