@@ -87,3 +87,24 @@ def test_no_dashboard_module_is_longer_than_600_lines():
         if (n := len(path.read_text(encoding="utf-8").splitlines())) > MAX_LINES
     }
     assert long == {}
+
+
+LAYERS = (("source", "cache"), ("session",), ("view",), ("report", "sidebar"))
+"""common/'s ideas from the ground up: a layer reads the layers below it, never one above."""
+
+
+def test_common_is_layered_source_session_view_report():
+    def layer(name: str) -> int:
+        return next(i for i, names in enumerate(LAYERS) if name in names)
+
+    upward = []
+    for path in sorted((DASHBOARD / "common").rglob("*.py")):
+        part = path.relative_to(DASHBOARD / "common").parts[0].removesuffix(".py")
+        if part == "__init__":
+            continue
+        for module in _imports(path):
+            words = module.split(".")
+            if words[:2] == ["dashboard", "common"] and len(words) > 2 and words[2] != part:
+                if layer(words[2]) > layer(part):
+                    upward.append(f"{path.relative_to(ROOT)} -> {module}")
+    assert upward == []

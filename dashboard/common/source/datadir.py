@@ -7,7 +7,7 @@ in it as a choice (never a free-text path), and every name is resolved again her
 read: symlinks are followed and anything that lands outside the directory is refused with the
 same message as a missing file, so a visitor learns nothing about the rest of the server.
 
-Pure functions (no Streamlit), tested in ``tests/dashboard/test_datadir.py``.
+Pure functions (no Streamlit), tested in ``tests/dashboard/common/source/test_datadir.py``.
 """
 
 from __future__ import annotations

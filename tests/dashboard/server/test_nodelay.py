@@ -17,7 +17,7 @@ import pytest
 
 from dashboard.server import nodelay
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 pytestmark = pytest.mark.skipif(
     not any(Path(folder).is_dir() for folder in nodelay.FD_FOLDERS),

@@ -11,7 +11,7 @@ import streamlit as st
 
 from dashboard.server import prefetch
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 PAGE = b"<!DOCTYPE html><html><head><title>Streamlit</title></head><body></body></html>"
 

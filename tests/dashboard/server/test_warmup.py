@@ -13,9 +13,9 @@ from dashboard.common.sidebar import default_spec
 from dashboard.common.source.compute import DataSpec
 from dashboard.server import warmup
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
-APP = str(Path(__file__).resolve().parents[2] / "app.py")
+APP = str(Path(__file__).resolve().parents[3] / "app.py")
 
 
 def test_default_spec_is_what_a_new_visitor_gets():

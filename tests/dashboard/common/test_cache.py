@@ -15,7 +15,7 @@ from dashboard.common import cache
 from dashboard.common.source import limits
 from dashboard.common.source.compute import DataSpec, Source
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 HELPER = ROOT / "dashboard" / "common" / "cache.py"
 
 

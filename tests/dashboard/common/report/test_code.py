@@ -19,7 +19,7 @@ from dashboard.common.report import code
 from dashboard.common.report.code import View, cli_commands, python_snippet
 from dashboard.common.source.compute import rng_for
 
-ROOT = Path(__file__).resolve().parents[3]
+ROOT = Path(__file__).resolve().parents[4]
 
 
 def _env() -> dict[str, str]:
