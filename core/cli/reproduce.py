@@ -1,41 +1,29 @@
 """``hexplorer reproduce``: regenerate the papers' figures and check their claims.
 
 ``--list`` prints the catalogue (:data:`core.experiments.CATALOGUE`); ``reproduce ID --output
-DIR`` writes ``figure.html`` (self-contained, plotly.js inline), ``data.csv`` and ``claim.json``
-(``{"id", "claim", "holds", "evidence", ...}``) into DIR; ``reproduce all --output DIR`` does so
-for every experiment into ``DIR/<id>/``, with a progress line on stderr, plus ``summary.json``
-and ``reproduction.md`` (the table of docs/reproduction.md). ``--png`` also writes
-``figure.png`` with an offline static exporter (kaleido if installed, else headless Chromium);
-without one it says so and skips the PNG.
+DIR`` writes ``data.csv`` (the figure's data, columns named after its axes: ``panel, series,
+epsilon, mae, mae_se`` for an MAE figure) and ``claim.json`` (``{"id", "claim", "holds",
+"evidence", ...}``) into DIR; ``reproduce all --output DIR`` does so for every experiment into
+``DIR/<id>/``, with a progress line on stderr, plus ``summary.json`` and ``reproduction.md`` (the
+table of docs/reproduction.md).
 
-Figures are built by ``dashboard.experiments.charts`` (plotly), imported lazily here: ``core``
-itself never imports a UI package.
+The figures are drawn outside ``core`` (which never imports a UI package) from those files:
+``python -m dashboard.experiments.render DIR [--png]`` writes ``figure.html`` (and
+``figure.png``) beside them; the command says so on stderr.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import shutil
-import subprocess
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
 from core.errors import HexplorerError
 
-_FILES = ("figure.html", "data.csv", "claim.json")
-_CHROMIUM_ARGS = (
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--hide-scrollbars",
-)
+_FILES = ("data.csv", "claim.json")
+RENDER = "python -m dashboard.experiments.render"
 
 
 def register(sub: Any, data: argparse.ArgumentParser, names: list[str]) -> None:
@@ -57,7 +45,6 @@ def register(sub: Any, data: argparse.ArgumentParser, names: list[str]) -> None:
         action="store_true",
         help="a new dataset on every run (the bounding paper's protocol; its figures only)",
     )
-    p.add_argument("--png", action="store_true", help="also write figure.png (offline exporter)")
     p.add_argument("--force", action="store_true", help="overwrite files already in --output")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
     p.set_defaults(func=run)
@@ -90,80 +77,12 @@ def _target(path: str | None, names: list[str], force: bool) -> Path:
     return out
 
 
-def png_exporter() -> str | None:
-    """The offline static exporter available: "kaleido", "chromium" or None."""
-    import importlib.util
-
-    if importlib.util.find_spec("kaleido") is not None:
-        return "kaleido"
-    if _chromium() is not None:
-        return "chromium"
-    return None
-
-
-def _chromium() -> str | None:
-    for name in ("chromium", "chromium-browser", "google-chrome"):
-        found = shutil.which(name)
-        if found:
-            return found
-    return None
-
-
-def _write_png(fig, path: Path) -> str:
-    """Write ``fig`` as PNG; returns "" or why it was skipped (never raises for a missing tool)."""
-    from dashboard.experiments.charts import figure_page, write_image
-
-    exporter = png_exporter()
-    if exporter == "kaleido":
-        try:
-            write_image(fig, str(path))
-            return ""
-        except Exception as exc:  # noqa: BLE001 - kaleido's failures are not ours to type
-            return f"kaleido failed ({type(exc).__name__})"
-    if exporter == "chromium":
-        browser = _chromium()
-        assert browser is not None
-        with tempfile.TemporaryDirectory() as tmp:
-            page = Path(tmp) / "figure.html"
-            page.write_text(figure_page(fig), encoding="utf-8")
-            try:
-                subprocess.run(
-                    [
-                        browser,
-                        *_CHROMIUM_ARGS,
-                        "--window-size=1200,520",
-                        f"--screenshot={path}",
-                        page.as_uri(),
-                    ],
-                    capture_output=True,
-                    timeout=120,
-                    check=False,
-                )
-            except (OSError, subprocess.TimeoutExpired) as exc:
-                return f"Chromium failed ({type(exc).__name__})"
-        return "" if path.is_file() else "Chromium wrote no PNG"
-    return "no offline static exporter (kaleido or Chromium) is installed"
-
-
-def write_outcome(outcome, folder: Path, *, png: bool) -> dict:
-    """Write figure.html, data.csv, claim.json (and figure.png) for one computed experiment."""
-    from dashboard.experiments.charts import experiment_figure, figure_html
-
-    exp = outcome.experiment
+def write_outcome(outcome, folder: Path) -> dict:
+    """Write data.csv and claim.json for one computed experiment."""
     folder.mkdir(exist_ok=True)
-    fig = experiment_figure(exp, outcome.table, runs=outcome.runs)
-    (folder / "figure.html").write_text(
-        figure_html(exp, fig, holds=outcome.holds, evidence=outcome.evidence), encoding="utf-8"
-    )
     outcome.data_table().to_csv(folder / "data.csv", index=False)
     record = outcome.claim_record()
     files = list(_FILES)
-    if png:
-        skipped = _write_png(fig, folder / "figure.png")
-        if skipped:
-            print(f"hexplorer: note: PNG skipped for {exp.id}: {skipped}.", file=sys.stderr)
-        else:
-            files.append("figure.png")
     (folder / "claim.json").write_text(
         json.dumps(record, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
     )
@@ -172,8 +91,8 @@ def write_outcome(outcome, folder: Path, *, png: bool) -> dict:
 
 def markdown(records: list[dict], *, runs: int | None, seed: int, fresh: bool) -> str:
     """The reproduction table (docs/reproduction.md) from the claim records of a full run."""
-    from core.cli import _version
     from core.experiments import CATALOGUE, ITMS_SUMMARY
+    from core.version import software_version as _version
 
     by_id = {e.id: e for e in CATALOGUE}
     held = sum(1 for r in records if r["holds"])
@@ -187,6 +106,10 @@ def markdown(records: list[dict], *, runs: int | None, seed: int, fresh: bool) -
         + (" --fresh" if fresh else "")
         + f"` ({size}; dp-hexplorer {_version()}). Do not edit by hand: rerun the command "
         "and copy its `reproduction.md` here.",
+        "",
+        "Each experiment's folder holds `data.csv` (the figure's data, its columns named after "
+        "the axes: `panel, series, epsilon, mae, mae_se` for an MAE figure) and `claim.json`; "
+        f"`{RENDER} DIR` draws `figure.html` from them (`--png` also `figure.png`).",
         "",
         f"**{held} of {len(records)} claims hold.** Each row is one figure; the claim is the "
         "paper's sentence, checked point by point on the numbers (`claim.json`'s evidence). "
@@ -244,7 +167,13 @@ def run(args: argparse.Namespace) -> Any:
     exp = get_experiment(args.experiment)  # unknown id: one line before any work
     out = _target(args.output, list(_FILES), args.force)
     outcome = run_experiment(exp, runs=args.runs, seed=args.seed, fresh=args.fresh)
-    return write_outcome(outcome, out, png=args.png)
+    record = write_outcome(outcome, out)
+    _render_note(out)
+    return record
+
+
+def _render_note(out: Path) -> None:
+    print(f"hexplorer: note: draw the figures with: {RENDER} {out}", file=sys.stderr)
 
 
 def _run_all(args: argparse.Namespace) -> Any:
@@ -265,7 +194,7 @@ def _run_all(args: argparse.Namespace) -> Any:
         print(f"\r{line:<60}" if live else line, end="" if live else "\n", file=sys.stderr)
         sys.stderr.flush()
         outcome = run_experiment(exp, runs=args.runs, seed=args.seed, cache=cache)
-        records.append(write_outcome(outcome, out / exp.id, png=args.png))
+        records.append(write_outcome(outcome, out / exp.id))
     done = f"  [{total}/{total}] done: {sum(r['holds'] for r in records)} of {total} claims hold"
     print(f"\r{done:<60}" if live else done, file=sys.stderr)
     (out / "summary.json").write_text(
@@ -274,6 +203,7 @@ def _run_all(args: argparse.Namespace) -> Any:
     (out / "reproduction.md").write_text(
         markdown(records, runs=args.runs, seed=args.seed, fresh=False), encoding="utf-8"
     )
+    _render_note(out)
     return [
         {"id": r["id"], "holds": r["holds"], "folder": r["folder"], "evidence": r["evidence"]}
         for r in records

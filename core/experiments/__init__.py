@@ -6,8 +6,9 @@
 - :mod:`~core.experiments.claims`: the claim checks, ``(holds, evidence)``;
 - :mod:`~core.experiments.itms`: the ITMS-like HAT standing in for the papers' real data.
 
-Figures are drawn outside ``core`` (``dashboard.experiments.charts``); ``hexplorer reproduce``
-writes them with their data and the checked claim.
+Figures are drawn outside ``core``: ``hexplorer reproduce`` writes each figure's data (columns
+named after its axes) and its checked claim, and ``python -m dashboard.experiments.render DIR``
+draws the figures from them (``dashboard.experiments.charts``).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from core.experiments.catalogue import (
     data_table,
     get_experiment,
     run_experiment,
+    tidy_table,
 )
 from core.experiments.itms import ITMS_SUMMARY, itms_like_counts, itms_like_hat, summary_of
 
@@ -35,4 +37,5 @@ __all__ = [
     "itms_like_hat",
     "run_experiment",
     "summary_of",
+    "tidy_table",
 ]

@@ -29,10 +29,15 @@ __all__ = [
     "data_table",
     "get_experiment",
     "run_experiment",
+    "tidy_table",
 ]
 
 #: The papers whose figures are reproduced, by key: (title, authors) (:mod:`core.references`).
 PAPERS = {p.key: (p.title, p.authors) for p in references.PAPERS[:5]}
+
+#: The five BestFit mechanisms the two papers' MAE figures compare ([1] Figs. 2-4, [2] Figs. 1-2):
+#: the papers' choice, fixed by the figures (not the registry, which grows).
+BESTFIT_FIVE = ("baseline", "arrayavg-best", "levy", "quantile-fixed", "quantile-eps")
 
 ITMS_SETTING = (
     "ITMS-like HAT standing in for the real ITMS bus data (not public): a synthetic counts "
@@ -76,6 +81,9 @@ class Experiment:
         Known reason the claim may not hold here (shown when it does not).
     panels : tuple of str, optional
         The panels of the computed table this figure shows and checks (None: all).
+    x_column, y_column : str
+        The names of the axes in ``data.csv`` (:func:`data_table`): the table's ``x`` and ``y``,
+        and ``<y_column>_se`` its ``y_se`` (``epsilon``, ``mae``, ``mae_se`` by default).
     """
 
     id: str
@@ -95,6 +103,8 @@ class Experiment:
     supports_fresh: bool = False
     why_not: str = ""
     panels: tuple[str, ...] | None = None
+    x_column: str = "epsilon"
+    y_column: str = "mae"
 
     def __post_init__(self) -> None:
         if not self.id or self.id != self.id.strip().lower() or " " in self.id:
@@ -224,9 +234,7 @@ CATALOGUE: tuple[Experiment, ...] = (
         claim="Clipping the samples per user and the values performs much better than Baseline, "
         "with very little difference between the clipping algorithms.",
         setting=ITMS_SETTING,
-        compute=functools.partial(
-            cx.itms_mae, ("baseline", "arrayavg-best", "levy", "quantile-fixed", "quantile-eps")
-        ),
+        compute=functools.partial(cx.itms_mae, BESTFIT_FIVE),
         check=claims.clipping_beats_baseline,
         why_not=_ITMS_WHY,
     ),
@@ -241,7 +249,7 @@ CATALOGUE: tuple[Experiment, ...] = (
         compute=functools.partial(
             cx.scaling_mae,
             "sample",
-            ("baseline", "arrayavg-best", "levy", "quantile-fixed", "quantile-eps"),
+            BESTFIT_FIVE,
         ),
         check=functools.partial(claims.best_everywhere, best="levy"),
         log_y=True,
@@ -256,7 +264,7 @@ CATALOGUE: tuple[Experiment, ...] = (
         compute=functools.partial(
             cx.scaling_mae,
             "user",
-            ("baseline", "arrayavg-best", "levy", "quantile-fixed", "quantile-eps"),
+            BESTFIT_FIVE,
         ),
         check=functools.partial(
             claims.ranked_first_second, first="quantile-fixed", second="arrayavg-best"
@@ -273,6 +281,7 @@ CATALOGUE: tuple[Experiment, ...] = (
         compute=cx.staircase_points,
         check=claims.staircase_nondecreasing,
         y_label="m^(ε)",
+        y_column="m_opt",
         log_x=True,
         default_runs=1,
         monte_carlo=False,
@@ -285,9 +294,7 @@ CATALOGUE: tuple[Experiment, ...] = (
         claim="Clipping performs much better than the naïve Baseline, with very little "
         "difference between the other algorithms.",
         setting=ITMS_SETTING,
-        compute=functools.partial(
-            cx.itms_mae, ("baseline", "arrayavg-best", "levy", "quantile-fixed", "quantile-eps")
-        ),
+        compute=functools.partial(cx.itms_mae, BESTFIT_FIVE),
         check=claims.clipping_beats_baseline,
         why_not=_ITMS_WHY,
     ),
@@ -302,7 +309,7 @@ CATALOGUE: tuple[Experiment, ...] = (
         compute=functools.partial(
             cx.scaling_mae,
             "sample",
-            ("baseline", "arrayavg-best", "levy", "quantile-fixed", "quantile-eps"),
+            BESTFIT_FIVE,
         ),
         check=functools.partial(claims.best_everywhere, best="levy"),
         log_y=True,
@@ -318,7 +325,7 @@ CATALOGUE: tuple[Experiment, ...] = (
         compute=functools.partial(
             cx.scaling_mae,
             "user",
-            ("baseline", "arrayavg-best", "levy", "quantile-fixed", "quantile-eps"),
+            BESTFIT_FIVE,
         ),
         check=functools.partial(
             claims.ranked_first_second, first="quantile-fixed", second="arrayavg-best"
@@ -338,6 +345,8 @@ CATALOGUE: tuple[Experiment, ...] = (
         check=claims.minimiser_is_a_count,
         x_label="m (samples per user kept)",
         y_label="worst-case error",
+        x_column="m",
+        y_column="worst_case_error",
         log_y=True,
         default_runs=1,
         monte_carlo=False,
@@ -352,6 +361,7 @@ CATALOGUE: tuple[Experiment, ...] = (
         compute=cx.staircase_points,
         check=claims.staircase_nondecreasing,
         y_label="m^(ε)",
+        y_column="m_opt",
         log_x=True,
         default_runs=1,
         monte_carlo=False,
@@ -368,6 +378,7 @@ CATALOGUE: tuple[Experiment, ...] = (
         compute=cx.baseline_number,
         check=claims.baseline_matches_published,
         y_label="error",
+        y_column="error",
     ),
     Experiment(
         id="bounding-fig2",
@@ -407,6 +418,7 @@ CATALOGUE: tuple[Experiment, ...] = (
         check=claims.chop_lowers_loss,
         panels=("privacy loss",),
         y_label="privacy loss / error",
+        y_column="value",
         log_x=True,
         log_y=True,
         default_runs=1,
@@ -425,6 +437,7 @@ CATALOGUE: tuple[Experiment, ...] = (
         check=claims.chop_keeps_error,
         panels=("mean error", "variance error", "largest E_g"),
         y_label="privacy loss / error",
+        y_column="value",
         log_x=True,
         log_y=True,
         default_runs=1,
@@ -435,12 +448,36 @@ CATALOGUE: tuple[Experiment, ...] = (
 _BY_ID = {e.id: e for e in CATALOGUE}
 
 
+def _axis_names(experiment: Experiment) -> dict[str, str]:
+    y = experiment.y_column
+    return {"x": experiment.x_column, "y": y, "y_se": f"{y}_se"}
+
+
 def data_table(experiment: Experiment, table: pd.DataFrame, *, runs: int, seed: int):
-    """``table`` with columns experiment, runs and seed (empty for exact experiments)."""
+    """``table`` as data.csv holds it: its columns named after the axes (``panel, series,
+    epsilon, mae, mae_se`` for an MAE figure; :attr:`Experiment.x_column`, ``y_column``) and
+    the columns experiment, runs and seed (empty for exact experiments)."""
     mc = experiment.monte_carlo
-    return table.assign(
+    return table.rename(columns=_axis_names(experiment)).assign(
         experiment=experiment.id, runs=runs if mc else None, seed=seed if mc else None
     )
+
+
+def tidy_table(experiment: Experiment, data: pd.DataFrame) -> pd.DataFrame:
+    """The inverse of :func:`data_table`: data.csv back as the tidy table (panel, series, x, y,
+    y_se) the figures and claims read."""
+    back = {v: k for k, v in _axis_names(experiment).items()}
+    missing = [c for c in back if c not in data.columns]
+    if missing:
+        raise HexplorerError(
+            f"The data of {experiment.id!r} has no column {missing[0]!r} (columns: "
+            f"{', '.join(map(str, data.columns))})."
+        )
+    out = data.rename(columns=back)[["panel", "series", "x", "y", "y_se"]].copy()
+    out["panel"] = ["" if pd.isna(v) else str(v) for v in out["panel"]]  # empty: read as NaN
+    out["series"] = out["series"].astype(str)
+    out["y_se"] = out["y_se"].astype("float64")
+    return out
 
 
 assert len(_BY_ID) == len(CATALOGUE), "experiment ids must be unique"

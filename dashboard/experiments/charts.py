@@ -1,7 +1,7 @@
 """Figures of the catalogue's experiments: a tidy table in, a ``go.Figure`` out.
 
-Pure plotly, no Streamlit: ``hexplorer reproduce`` imports this module to write its HTML, and the
-Experiments page draws the same figures. One sub-plot per ``panel`` of the table, one trace per
+Pure plotly, no Streamlit: :mod:`dashboard.experiments.render` draws ``hexplorer reproduce``'s
+figures with it (from data.csv and claim.json), and the Experiments page draws the same figures. One sub-plot per ``panel`` of the table, one trace per
 ``series`` (a mechanism in its registry colour and with its title), ±1 standard error bars where
 the value is a Monte-Carlo estimate.
 """

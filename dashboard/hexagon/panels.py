@@ -11,8 +11,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from core import plan
-from core.mechanisms import MECHANISMS, get_rule
+from core.mechanisms import MECHANISMS, analytic_names, get_rule
 from dashboard.common.session import shown, state
 from dashboard.common.session.selection import current_hat
 from dashboard.common.source.compute import DataSpec
@@ -22,8 +21,6 @@ from dashboard.hexagon import charts, labels, readouts
 from dashboard.hexagon import compute as hx
 from dashboard.hexagon import glossary as g
 from dashboard.hexagon import state as hs
-
-TARGET_MECHANISMS = plan.ANALYTIC_MECHANISMS
 
 
 def presenter_style() -> None:
@@ -96,11 +93,11 @@ def settings(spec: DataSpec, box) -> None:
             help="ε is set to the smallest ε whose worst-case error (of the mechanism below) "
             "is at most this target (core.plan); the ±X band follows.",
         )
-        if ss.get(state.MECHANISM) in TARGET_MECHANISMS:  # one mechanism for every view
+        if ss.get(state.MECHANISM) in analytic_names():  # one mechanism for every view
             state.mirror(hs.TARGET_MECHANISM, state.MECHANISM)
         st.selectbox(
             "for",
-            options=list(TARGET_MECHANISMS),
+            options=list(analytic_names()),
             key=hs.TARGET_MECHANISM,
             format_func=lambda n: MECHANISMS[n].title,
             on_change=_on_target_mechanism,

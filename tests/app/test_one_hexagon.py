@@ -350,11 +350,14 @@ def test_override_moves_the_distribution_to_the_sliders_m_ub(oracle):
 def test_worst_case_tables_match_core(oracle):
     at = _app()
     h = _hat(at, oracle)
-    vs = _frame(at, "epsilon", "opt_bounding")
+    vs = _frame(at, "epsilon", "opt-bounding")
     assert vs["epsilon"].min() == pytest.approx(0.01) and vs["epsilon"].max() == pytest.approx(10)
-    for row in vs.iloc[::15].itertuples(index=False):
-        assert row.baseline == worstcase.baseline_error(h.counts, h.upper, row.epsilon)
-        assert row.opt_bounding == worstcase.opt_bounding_error(h.counts, h.upper, row.epsilon)
+    for _, row in vs.iloc[::15].iterrows():
+        eps = row["epsilon"]
+        assert row["baseline"] == worstcase.baseline_error(h.counts, h.upper, eps)
+        assert row["opt-bounding"] == worstcase.opt_bounding_error(h.counts, h.upper, eps)
+        m = worstcase.m_opt(h.counts, h.upper, eps)
+        assert row["opt-arrayavg"] == worstcase.worst_case_error(h.counts, h.upper, m, eps).total
     curve = _frame(at, "m", "total")
     parts = worstcase.worst_case_error(h.counts, h.upper, curve["m"].to_numpy(), 1.0)
     np.testing.assert_array_equal(curve["total"].to_numpy(), np.asarray(parts.total))

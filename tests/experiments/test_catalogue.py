@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 
 from core.errors import HexplorerError
-from core.experiments import CATALOGUE, Experiment, get_experiment, run_experiment
+from core.experiments import CATALOGUE, Experiment, get_experiment, run_experiment, tidy_table
 from core.experiments import compute as cx
 
 RUNS = 20
@@ -122,24 +122,35 @@ def test_claim_check_fails_on_a_case_built_to_fail(experiment_id, outcomes):
 @pytest.mark.parametrize("experiment_id", IDS)
 def test_experiment_runs_and_writes_its_files(experiment_id, outcomes, tmp_path):
     from core.cli.reproduce import write_outcome
+    from dashboard.experiments.render import render_folder
 
     exp = get_experiment(experiment_id)
     out = outcome_of(exp, outcomes)
     assert list(out.table.columns) == list(cx.COLUMNS)
     assert len(out.table) > 0 and np.isfinite(out.table["y"]).all()
-    record = write_outcome(out, tmp_path / exp.id, png=False)
+    record = write_outcome(out, tmp_path / exp.id)
     folder = tmp_path / exp.id
     claim = json.loads((folder / "claim.json").read_text(encoding="utf-8"))
     assert claim["id"] == exp.id and claim["claim"] == exp.claim
     assert claim["holds"] is out.holds and claim["evidence"] == out.evidence
-    assert record["files"] == ["figure.html", "data.csv", "claim.json"]
+    assert record["files"] == ["data.csv", "claim.json"]
+    data = pd.read_csv(folder / "data.csv")
+    # the columns are named after the figure's axes, and read back to the same table
+    axes = [exp.x_column, exp.y_column, f"{exp.y_column}_se"]
+    assert list(data.columns[:5]) == ["panel", "series", *axes]
+    assert not {"x", "y", "y_se"} & set(data.columns)
+    back = tidy_table(exp, pd.read_csv(folder / "data.csv", keep_default_na=False, na_values=[""]))
+    pd.testing.assert_frame_equal(
+        back[["x", "y", "y_se"]].astype(float), out.table[["x", "y", "y_se"]].astype(float)
+    )
+    assert back["series"].tolist() == out.table["series"].astype(str).tolist()
+    if exp.monte_carlo:
+        assert (data["runs"] == RUNS).all()
+    # the figure is drawn outside core, from those two files
+    assert render_folder(folder) == ["figure.html"]
     page = (folder / "figure.html").read_text(encoding="utf-8")
     assert "<script src=" not in page  # plotly.js inline: opens offline
     assert html.escape(exp.claim) in page
-    data = pd.read_csv(folder / "data.csv")
-    assert len(data) == len(out.table) and set(cx.COLUMNS) <= set(data.columns)
-    if exp.monte_carlo:
-        assert (data["runs"] == RUNS).all()
 
 
 def test_runs_and_seed_reach_the_computation():

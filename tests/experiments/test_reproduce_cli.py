@@ -8,6 +8,7 @@ import pytest
 
 from core.cli import main
 from core.experiments import CATALOGUE
+from dashboard.experiments import render
 
 
 def run(capsys, *argv):
@@ -28,7 +29,7 @@ def test_list_json_is_the_catalogue(capsys):
     )
 
 
-def test_one_experiment_writes_figure_data_and_claim(capsys, tmp_path):
+def test_one_experiment_writes_data_and_claim_then_render_draws_it(capsys, tmp_path):
     out_dir = tmp_path / "fig"
     status, out, err = run(
         capsys,
@@ -44,6 +45,9 @@ def test_one_experiment_writes_figure_data_and_claim(capsys, tmp_path):
     )
     assert status == 0, err
     result = json.loads(out)
+    assert sorted(p.name for p in out_dir.iterdir()) == ["claim.json", "data.csv"]
+    assert f"python -m dashboard.experiments.render {out_dir}" in err  # where the figure is
+    assert render.main([str(out_dir)]) == 0
     assert sorted(p.name for p in out_dir.iterdir()) == ["claim.json", "data.csv", "figure.html"]
     claim = json.loads((out_dir / "claim.json").read_text(encoding="utf-8"))
     assert {"id", "claim", "holds", "evidence"} <= set(claim)
@@ -85,6 +89,7 @@ def test_reproduce_all_at_reduced_runs(capsys, tmp_path):
     assert status == 0, err
     results = json.loads(out)
     assert [r["id"] for r in results] == [e.id for e in CATALOGUE]
+    assert render.main([str(out_dir)]) == 0
     for e in CATALOGUE:
         assert (out_dir / e.id / "claim.json").is_file()
         assert (out_dir / e.id / "figure.html").is_file()
@@ -98,6 +103,12 @@ def test_reproduce_all_at_reduced_runs(capsys, tmp_path):
     for r in summary:
         if not r["holds"]:
             assert "**Why:**" in md
+
+
+def test_render_says_what_is_wrong_in_one_line(capsys, tmp_path):
+    assert render.main([str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "claim.json" in err
 
 
 def test_busiest_day_of_the_demo_city():
