@@ -193,7 +193,11 @@ class CityRelease(RecordedRelease):
                 "noisy_var": np.asarray(g["noisy_var"], dtype=np.float64),
             }
         )
-        return {"k": int(body["k"]), "suppressed_pairs": int(body["suppressed_pairs"]), "table": table}
+        return {
+            "k": int(body["k"]),
+            "suppressed_pairs": int(body["suppressed_pairs"]),
+            "table": table,
+        }
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -65,11 +65,14 @@ def _from_env() -> bytes | None:
 def _read_key_file(path: Path) -> bytes:
     try:
         info = path.stat()
-        if info.st_mode & 0o077 and os.name == "posix":
-            raise HexplorerError(
-                f"Key file {path} may be read by others (mode {stat.filemode(info.st_mode)}); "
-                f"make it the owner's only: chmod 600 {path}."
-            )
+    except OSError as exc:
+        raise HexplorerError(f"Cannot read the key file {path}: {exc.strerror}.") from None
+    if info.st_mode & 0o077 and os.name == "posix":
+        raise HexplorerError(
+            f"Key file {path} may be read by others (mode {stat.filemode(info.st_mode)}); "
+            f"make it the owner's only: chmod 600 {path}."
+        )
+    try:
         text = path.read_text(encoding="ascii").strip()
         key = bytes.fromhex(text)
     except (UnicodeDecodeError, ValueError):

@@ -162,9 +162,7 @@ class Ledger(Store):
         return out
 
     def _budget(self, con: sqlite3.Connection, namespace: str) -> float | None:
-        row = con.execute(
-            "SELECT budget FROM budgets WHERE namespace = ?", (namespace,)
-        ).fetchone()
+        row = con.execute("SELECT budget FROM budgets WHERE namespace = ?", (namespace,)).fetchone()
         return None if row is None else float(row[0])
 
     def budget(self, namespace: str | None = None) -> float | None:
@@ -550,4 +548,3 @@ class Ledger(Store):
             f"charged in namespace {others} (same keyed ids): their budget there does not cover "
             "this release. Publish with that --namespace if they are the same people."
         ]
-

@@ -23,7 +23,7 @@ import re
 from core.errors import HexplorerError
 from core.publish import keys
 from core.publish.records import DEFAULT_NAMESPACE, now
-from core.publish.store import SCHEMA, LEDGER_VERSION, Store, run_script
+from core.publish.store import LEDGER_VERSION, SCHEMA, Store, run_script
 
 _HEX64 = re.compile(r"[0-9a-f]{64}")
 
@@ -49,7 +49,9 @@ def migrate(store: Store) -> dict:
         with store.guard():
             schema = store.check_version(con, migrating=True)
             if schema != "2":
-                raise HexplorerError(f"Ledger {store.path} already has keyed ids (schema {schema}).")
+                raise HexplorerError(
+                    f"Ledger {store.path} already has keyed ids (schema {schema})."
+                )
             key = store._load_key(create=True)
             con.execute("PRAGMA secure_delete=ON")
             with store.transaction(con):
