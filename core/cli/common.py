@@ -226,6 +226,12 @@ def ledger_report(published) -> dict:
     }
 
 
+def id_form(args: argparse.Namespace) -> str:
+    """How the data's user ids were canonicalised (``--ids``: ``"keep"`` unless the operator
+    asked for ``"casefold"``), recorded per namespace by the ledger."""
+    return str(getattr(args, "ids", None) or "keep")
+
+
 def dataset_name(args: argparse.Namespace) -> str:
     """What a published release records of its data: the file's name (never its path)."""
     return Path(args.data).name if args.data else "demo"

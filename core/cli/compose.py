@@ -128,6 +128,7 @@ def _publish(args, gs, epsilon: float, slot, target) -> dict[str, Any]:
             ledger=args.ledger,
             namespace=args.namespace,
             budget=args.budget,
+            id_form=common.id_form(args),
             before_commit=None
             if staged is None
             else lambda rel: staged.write(

@@ -108,6 +108,7 @@ def publish_all(args: argparse.Namespace, batch, epsilon: float, target) -> dict
             ledger=args.ledger,
             namespace=args.namespace,
             budget=args.budget,
+            id_form=common.id_form(args),
             before_commit=lambda rel: staged.write(
                 files.to_bytes(files.hats_table(rel), target.suffix)
             ),
@@ -189,6 +190,7 @@ def run(args: argparse.Namespace) -> Any:
             ledger=args.ledger,
             namespace=args.namespace,
             budget=args.budget,
+            id_form=common.id_form(args),
             before_commit=None
             if staged is None
             else lambda entry: staged.write(

@@ -44,7 +44,7 @@ from core.citywide.batch import VECTORISED, HatBatch
 from core.errors import HexplorerError
 from core.mechanisms import get_mechanism, resolve, run_mechanism
 from core.params import check_epsilon
-from core.publish.ledger import Ledger
+from core.publish.ledger import ID_FORM, Ledger
 from core.publish.noise import opendp_laplace, sampler_name
 from core.publish.records import (
     BudgetExceeded,
@@ -273,6 +273,7 @@ def publish_all(
     namespace: str | None = None,
     budget: float | None = None,
     before_commit: Callable[[HatsRelease], None] | None = None,
+    id_form: str = ID_FORM,
 ) -> PublishedHats:
     """Publish one release of mechanism ``name`` for every HAT of ``batch`` at per-HAT ε.
 
@@ -285,7 +286,7 @@ def publish_all(
     epsilon : float
         Privacy loss of each HAT's release.
     accounting : ``"per-user"`` (k_ℓ ε each) or ``"max"`` (ε max k_ℓ each).
-    dataset, ledger, namespace, budget, before_commit : as :func:`core.publish.single.publish`
+    dataset, ledger, namespace, budget, before_commit, id_form : as :func:`core.publish.single.publish`
         (``before_commit`` gets the :class:`HatsRelease`).
 
     Returns
@@ -344,6 +345,7 @@ def publish_all(
             charges=charges,
             draw=draw,
             budget=budget,
+            id_form=id_form,
             before_commit=None
             if before_commit is None
             else lambda record: before_commit(HatsRelease.from_record(record, book.path)),

@@ -33,7 +33,7 @@ from core.citywide.grids import grid_errors, grid_statistics
 from core.citywide.gridset import GridSet, _check_values
 from core.errors import HexplorerError
 from core.params import check_epsilon, check_upper
-from core.publish.ledger import Ledger
+from core.publish.ledger import ID_FORM, Ledger
 from core.publish.noise import opendp_laplace, sampler_name
 from core.publish.records import (
     BudgetExceeded,
@@ -228,6 +228,7 @@ def publish_grids(
     namespace: str | None = None,
     budget: float | None = None,
     before_commit: Callable[[CityRelease], None] | None = None,
+    id_form: str = ID_FORM,
 ) -> PublishedCity:
     """Publish every grid's noisy mean and variance at per-grid budget ε (SPEC sections 5, 7).
 
@@ -239,7 +240,7 @@ def publish_grids(
     accounting : ``"per-user"`` (G_ℓ ε each), ``"max"`` (ε max G_ℓ each) or ``"chop"``
         (CHOP-USER, then K ε each).
     dataset : a label of the data's origin (recorded, not part of the request key).
-    ledger, namespace, budget, before_commit : as :func:`core.publish.single.publish`
+    ledger, namespace, budget, before_commit, id_form : as :func:`core.publish.single.publish`
         (``before_commit`` gets the :class:`CityRelease`).
 
     Returns
@@ -308,6 +309,7 @@ def publish_grids(
             charges=charges,
             draw=draw,
             budget=budget,
+            id_form=id_form,
             before_commit=None
             if before_commit is None
             else lambda record: before_commit(CityRelease.from_record(record, book.path)),

@@ -58,6 +58,7 @@ from core.publish.store import (
 
 __all__ = [
     "BUDGET_TOLERANCE",
+    "ID_FORM",
     "BUSY_TIMEOUT",
     "DEFAULT_LEDGER",
     "LEDGER_ENV",
@@ -67,6 +68,8 @@ __all__ = [
     "ledger_path",
 ]
 
+#: How ids were canonicalised unless said (``core.data``'s ``--ids keep``: case kept).
+ID_FORM = "keep"
 #: A user is "near the budget" from this fraction of it on.
 NEAR_BUDGET = 0.9
 #: Relative tolerance of the budget check (sums of ε in floating point: 0.1 + 0.2 > 0.3).
@@ -133,16 +136,17 @@ class Ledger(Store):
     def _namespaces(self, con: sqlite3.Connection) -> list[dict]:
         rows = con.execute(
             "SELECT n.namespace, b.budget, coalesce(u.n, 0), coalesce(u.top, 0), "
-            "coalesce(r.n, 0) FROM (SELECT namespace FROM budgets UNION SELECT namespace FROM "
-            "users UNION SELECT namespace FROM releases) n "
+            "coalesce(r.n, 0), i.ids FROM (SELECT namespace FROM budgets UNION SELECT namespace "
+            "FROM users UNION SELECT namespace FROM releases) n "
             "LEFT JOIN budgets b ON b.namespace = n.namespace "
+            "LEFT JOIN namespace_ids i ON i.namespace = n.namespace "
             "LEFT JOIN (SELECT namespace, count(*) AS n, max(epsilon) AS top FROM users "
             "GROUP BY namespace) u ON u.namespace = n.namespace "
             "LEFT JOIN (SELECT namespace, count(*) AS n FROM releases GROUP BY namespace) r "
             "ON r.namespace = n.namespace ORDER BY n.namespace"
         ).fetchall()
         out = []
-        for ns, budget, users, top, releases in rows:
+        for ns, budget, users, top, releases, ids in rows:
             near = 0
             if budget is not None:
                 near = con.execute(
@@ -157,6 +161,7 @@ class Ledger(Store):
                     "max_user_epsilon": float(top),
                     "users_near_budget": int(near),
                     "releases": int(releases),
+                    "ids": ids,
                 }
             )
         return out
@@ -387,6 +392,7 @@ class Ledger(Store):
         draw: Callable[[], dict],
         budget: float | None = None,
         before_commit: Callable[[Record], None] | None = None,
+        id_form: str = ID_FORM,
     ) -> Outcome:
         """The release recorded under ``request``, or a new one drawn by ``draw()`` and charged.
 
@@ -418,6 +424,7 @@ class Ledger(Store):
                 with self.transaction(con):
                     if limit is not None:
                         self._confirm_in(con, namespace, limit)
+                    self._check_ids(con, namespace, id_form)
                     outcome = self._record_in(
                         con, request, kind, namespace, epsilon, accounting, hashes, charges, draw
                     )
@@ -492,6 +499,21 @@ class Ledger(Store):
             summary=self._summary(con, namespace),
             warnings=tuple(warnings),
         )
+
+    @staticmethod
+    def _check_ids(con: sqlite3.Connection, namespace: str, ids: str) -> None:
+        """The namespace's id form: recorded by its first release, the same for every other."""
+        row = con.execute(
+            "SELECT ids FROM namespace_ids WHERE namespace = ?", (namespace,)
+        ).fetchone()
+        if row is None:
+            con.execute("INSERT INTO namespace_ids VALUES (?, ?)", (namespace, ids))
+        elif row[0] != ids:
+            raise HexplorerError(
+                f"Namespace {namespace!r} holds ids read with --ids {row[0]}; this release's are "
+                f"--ids {ids}, so one user could count as two: publish with --ids {row[0]} or "
+                "into another namespace."
+            )
 
     def _check_budget(self, con, namespace: str, limit: float, epsilon: float, charges) -> None:
         """Raise :class:`BudgetExceeded` if a user of ``req`` would pass ``limit``: how many,

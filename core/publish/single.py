@@ -24,7 +24,7 @@ import numpy as np
 from core.errors import HexplorerError
 from core.hat import HatData
 from core.mechanisms import Release, resolve, run_mechanism
-from core.publish.ledger import Ledger
+from core.publish.ledger import ID_FORM, Ledger
 from core.publish.noise import opendp_laplace, sampler_name
 from core.publish.records import (
     LedgerEntry,
@@ -92,6 +92,7 @@ def publish(
     namespace: str | None = None,
     budget: float | None = None,
     before_commit: Callable[[LedgerEntry], None] | None = None,
+    id_form: str = ID_FORM,
 ) -> Published:
     """Publish one release of ``mechanism`` on ``hat`` with privacy loss ``epsilon`` (SPEC §7).
 
@@ -115,6 +116,9 @@ def publish(
     budget : float, optional
         Confirm or lower the namespace's budget (the first one sets it; a higher one is refused:
         raising is the operator's, ``Ledger.set_budget``) before checking this request.
+    id_form : str
+        How the ids were canonicalised (``"keep"`` or ``"casefold"``, ``core.data``): a
+        namespace accepts releases of one form only (:meth:`Ledger.record_once`).
     before_commit : callable, optional
         Called with the recorded entry inside the ledger's transaction (e.g. to write the output
         file to a temporary name): if it raises, nothing is recorded.
@@ -188,6 +192,7 @@ def publish(
         charges=np.full(hat.n_users, epsilon),
         draw=draw,
         budget=budget,
+        id_form=id_form,
         before_commit=None
         if before_commit is None
         else lambda record: before_commit(LedgerEntry.from_record(record, book.path)),

@@ -94,3 +94,20 @@ def test_a_new_namespace_for_users_charged_elsewhere_is_a_warning(capsys, fleet_
         n["namespace"]: (n["users"], n["max_user_epsilon"]) for n in json.loads(out)["namespaces"]
     }
     assert listed == {"default": (5, 1.0), "taxis": (5, 0.75)}
+
+
+def test_a_namespace_keeps_the_id_form_of_its_first_release(tmp_path):
+    """The operator's --ids casefold: a namespace whose ids were read one way refuses releases
+    whose ids were read the other way (one user would count as two)."""
+    rows = [("a/s", "Bus-1", 1, 1.0), ("a/s", "bus-2", 1, 1.0)]
+    batch = HatBatch.from_summaries(pd.DataFrame(rows, columns=["hat", "user_id", "m", "s"]))
+    book = Ledger(tmp_path / "l.sqlite")
+    pb.publish_all("baseline", batch, 0.5, ledger=book, id_form="casefold")
+    with pytest.raises(HexplorerError, match="holds ids read with --ids casefold") as info:
+        pb.publish_all("baseline", batch, 0.25, ledger=book)  # --ids keep
+    assert "\n" not in str(info.value) and len(book.records()) == 1
+    pb.publish_all("baseline", batch, 0.25, ledger=book, namespace="kept")
+    assert {n["namespace"]: n["ids"] for n in book.namespaces()} == {
+        "default": "casefold",
+        "kept": "keep",
+    }

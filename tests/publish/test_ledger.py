@@ -312,7 +312,7 @@ def test_cli_budget_refusal_is_one_line_status_2_and_records_nothing(capsys, fle
     assert report["budget_changes"][-1]["reason"] == "a second survey"
     assert report["namespaces"] == [
         {"namespace": "default", "budget": 3.0, "users": 5, "max_user_epsilon": 1.0,
-         "users_near_budget": 0, "releases": 1},
+         "users_near_budget": 0, "releases": 1, "ids": "keep"},
     ]  # fmt: skip
     status, out, err = _cli(capsys, *base, "--epsilon", "0.75")
     assert status == 0 and json.loads(out)["max_user_epsilon"] == 1.75
