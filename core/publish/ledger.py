@@ -75,8 +75,10 @@ NEAR_BUDGET = 0.9
 #: Relative tolerance of the budget check (sums of ε in floating point: 0.1 + 0.2 > 0.3).
 BUDGET_TOLERANCE = 1e-9
 
-_RECORD_COLUMNS = (
-    "release_id, request, kind, created, namespace, epsilon, accounting, n_users, max_charge, body"
+#: Every release's row as :meth:`Ledger.record_of` reads it.
+_SELECT_RECORDS = (
+    "SELECT release_id, request, kind, created, namespace, epsilon, accounting, n_users, "
+    "max_charge, body FROM releases"
 )
 
 
@@ -201,7 +203,7 @@ class Ledger(Store):
             if con is None:
                 return []
             with self.guard():
-                sql = f"SELECT {_RECORD_COLUMNS} FROM releases"
+                sql = _SELECT_RECORDS
                 args: tuple = ()
                 if kind is not None:
                     sql += " WHERE kind = ?"
@@ -218,13 +220,11 @@ class Ledger(Store):
                 return self._find(con, request)
 
     def _find(self, con: sqlite3.Connection, request: str) -> Record | None:
-        row = con.execute(
-            f"SELECT {_RECORD_COLUMNS} FROM releases WHERE request = ?", (request,)
-        ).fetchone()
+        row = con.execute(_SELECT_RECORDS + " WHERE request = ?", (request,)).fetchone()
         return None if row is None else self.record_of(row)
 
     def record_of(self, row: Sequence) -> Record:
-        """A :class:`Record` from a row of :data:`_RECORD_COLUMNS` (a damaged body: one line)."""
+        """A :class:`Record` from a row of ``_SELECT_RECORDS`` (a damaged body: one line)."""
         try:
             body = json.loads(row[9])
         except (TypeError, json.JSONDecodeError):
