@@ -80,9 +80,10 @@ def run(args: argparse.Namespace) -> Any:
     _check_flags(args)
     target = None
     if args.output is not None:
-        from core.publish.files import OUTPUT_SUFFIXES
+        from core.publish.files import OUTPUT_SUFFIXES, check_writable
 
         target = common.output_path(args.output, force=args.force, suffixes=OUTPUT_SUFFIXES)
+        check_writable(target)  # before reading the data: nothing is charged for an unwritable file
     summaries = common.prepared(args).summaries
     slot = args.slot_filter
     if slot is None and args.day is None:  # all cells of the busiest HAT's slot

@@ -71,6 +71,10 @@ def run_all(args: argparse.Namespace) -> Any:
 
     suffixes = (".csv", ".parquet") if args.seed is not None else OUTPUT_SUFFIXES
     target = common.output_path(args.output, force=args.force, suffixes=suffixes)
+    if args.seed is None:
+        from core.publish.files import check_writable
+
+        check_writable(target)  # before reading the data: nothing is charged for an unwritable file
     (epsilon,) = common.epsilons([args.epsilon])
     summaries = common.prepared(args).summaries
     if args.slot_filter is not None or args.day is not None:
@@ -165,6 +169,9 @@ def run(args: argparse.Namespace) -> Any:
     target = None
     if args.output is not None:
         target = common.output_path(args.output, force=args.force, suffixes=OUTPUT_SUFFIXES)
+        from core.publish.files import check_writable
+
+        check_writable(target)  # before reading the data: nothing is charged for an unwritable file
     hat = common.hat_of(args)
     (epsilon,) = common.epsilons([args.epsilon])
     if args.seed is not None:

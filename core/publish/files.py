@@ -192,6 +192,11 @@ def write_bytes(data: bytes, path: str | os.PathLike) -> Path:
     return target
 
 
+def check_writable(path: str | os.PathLike) -> None:
+    """Refuse at once an output whose folder takes no new file (before any work or charge)."""
+    StagedFile(path).discard()
+
+
 class StagedFile:
     """An output file written around a ledger transaction, so that a release is never charged
     for a file that cannot be written.

@@ -283,3 +283,11 @@ def _hex_strings(obj) -> list[str]:
     if isinstance(obj, list):
         return [s for v in obj for s in _hex_strings(v)]
     return [obj] if isinstance(obj, str) else []
+
+
+def test_migrate_refuses_what_it_cannot_migrate_in_one_line(tmp_path, capsys):
+    missing = tmp_path / "none.sqlite"
+    assert main(["ledger", "migrate", "--ledger", str(missing)]) == 2
+    err = capsys.readouterr().err
+    assert "does not exist; nothing to migrate" in err and err.count("\n") == 1
+    assert not missing.exists() and not keys.key_path(missing).exists()
