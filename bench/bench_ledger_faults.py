@@ -1,12 +1,13 @@
 """Concurrency and fault run of the ledger: 20 publishers at once, killed at random moments.
 
 Run by hand: ``python bench/bench_ledger_faults.py [--publishers 20] [--rounds 10]
-[--releases 60] [--budget 1.5] [--max-wait 3]``.
+[--releases 60] [--budget 1.5] [--max-lines 8]``.
 
 Each round starts ``--publishers`` processes at once, each publishing up to ``--releases``
 every-HAT releases (2-6 random HATs over a pool of 30 users, random ε, many partly past the
-operator's budget and refused) into one ledger, and kills each with SIGKILL at its own random
-moment within ``--max-wait`` seconds of the start (``tests/publish/faults.py``). After every
+operator's budget and refused) into one ledger, and kills each with SIGKILL after a random
+number (1 to ``--max-lines``) of its outcomes, a few milliseconds into the next release
+(``tests/publish/faults.py``). After every
 round: SQLite's integrity check, every user's total equal to the sum of its charges, every
 release whole (as many charges as users, each a multiple of its ε, all its HATs' values), no
 user past the budget, every printed release recorded. Prints one line per round and a summary;
@@ -35,7 +36,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=10)
     parser.add_argument("--releases", type=int, default=60)
     parser.add_argument("--budget", type=float, default=1.5)
-    parser.add_argument("--max-wait", type=float, default=3.0)
+    parser.add_argument("--max-lines", type=int, default=8)
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
         ledger = Path(tmp) / "ledger.sqlite"
@@ -50,7 +51,7 @@ def main(argv: list[str] | None = None) -> int:
                 publishers=args.publishers,
                 releases=args.releases,
                 seed=r + 1,
-                max_wait=args.max_wait,
+                max_lines=args.max_lines,
             )
             printed |= seen.printed
             refused += seen.refused

@@ -5,8 +5,8 @@ Shared by ``tests/publish/test_faults.py`` (a few publishers, a few rounds) and
 that publishes every-HAT releases (``core.publish.batch.publish_all``) of random HATs over a
 shared pool of users, at random ε, into one ledger whose budget the operator set: many of them
 partly exceed the budget and are refused. Its noise sampler sleeps a little, so kills land inside
-the write transaction. After each round (every publisher killed with SIGKILL at its own random
-moment, or finished) :func:`check_ledger` asks: SQLite's integrity check passes, every user's
+the write transaction. After each round (every publisher killed with SIGKILL after a random
+number of its releases, a few milliseconds into the next one, or finished) :func:`check_ledger` asks: SQLite's integrity check passes, every user's
 total equals the sum of its charges, every release is whole (as many charges as users, its
 charges the accounting of its own HATs, all its HATs' values), no user is past the budget, and
 every release a publisher printed is recorded.
@@ -18,6 +18,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -81,9 +82,12 @@ def _env() -> dict:
     return env
 
 
-def run_round(ledger: Path, *, publishers: int, releases: int, seed: int, max_wait: float) -> Round:
-    """Start ``publishers`` processes at once; kill each with SIGKILL after its own random wait
-    (up to ``max_wait`` seconds after all are ready), unless it finished first."""
+def run_round(ledger: Path, *, publishers: int, releases: int, seed: int, max_lines: int) -> Round:
+    """Start ``publishers`` processes at once; kill each with SIGKILL at its own random moment:
+    after it printed a random number (1 to ``max_lines``) of outcomes, plus a random few
+    milliseconds (so kills land anywhere in the next release, its transaction included). Kills
+    follow progress, not the clock, so a loaded machine still sees releases, refusals and kills.
+    """
     rng = np.random.default_rng(seed)
     procs = [
         subprocess.Popen(
@@ -95,31 +99,55 @@ def run_round(ledger: Path, *, publishers: int, releases: int, seed: int, max_wa
         )
         for i in range(publishers)
     ]
+    lines: list[list[str]] = [[] for _ in procs]
+    errors: list[list[str]] = [[] for _ in procs]
+
+    def read(stream, into: list[str]) -> None:
+        for line in stream:
+            into.append(line.strip())
+
+    readers = [
+        threading.Thread(target=read, args=(stream, into), daemon=True)
+        for p, out, err in zip(procs, lines, errors, strict=True)
+        for stream, into in ((p.stdout, out), (p.stderr, err))
+    ]
+    for t in readers:
+        t.start()
+    targets = rng.integers(1, max_lines + 1, size=publishers) + 1  # "ready" is the first line
+    delays = rng.uniform(0.0, 0.05, size=publishers)
+    killed = 0
     try:
-        for p in procs:
-            assert p.stdout is not None
-            line = p.stdout.readline()
-            assert line.strip() == "ready", p.stderr.read() if p.stderr else ""
-        deadlines = time.monotonic() + rng.uniform(0.0, max_wait, size=publishers)
-        killed: set[int] = set()
+        due: dict[int, float] = {}
+        deadline = time.monotonic() + 600
         while any(p.poll() is None for p in procs):
+            assert time.monotonic() < deadline, "publishers made no progress"
             now = time.monotonic()
-            for i, (p, at) in enumerate(zip(procs, deadlines, strict=True)):
-                if i not in killed and p.poll() is None and now >= at:
+            for i, p in enumerate(procs):
+                if p.poll() is not None:
+                    continue
+                if i not in due and len(lines[i]) >= targets[i]:
+                    due[i] = now + delays[i]
+                if i in due and now >= due[i]:
                     os.kill(p.pid, signal.SIGKILL)
-                    killed.add(i)
-            time.sleep(0.005)
-        outs = [p.communicate(timeout=60) for p in procs]
+                    p.wait()
+                    killed += 1
+            time.sleep(0.002)
     finally:
         for p in procs:
             if p.poll() is None:
                 p.kill()
-    for p, (_, err) in zip(procs, outs, strict=True):
-        assert p.returncode in (0, -signal.SIGKILL), err
-    lines = [ln for out, _ in outs for ln in out.splitlines()]
-    printed = {ln.split()[1] for ln in lines if ln.startswith("published")}
-    n_killed = sum(p.returncode == -signal.SIGKILL for p in procs)
-    return Round(printed=printed, refused=sum(ln == "refused" for ln in lines), killed=n_killed)
+                p.wait()
+        for t in readers:
+            t.join(timeout=60)
+        for p in procs:
+            for stream in (p.stdout, p.stderr):
+                if stream is not None:
+                    stream.close()
+    for p, err in zip(procs, errors, strict=True):
+        assert p.returncode in (0, -signal.SIGKILL), "\n".join(err)
+    flat = [ln for out in lines for ln in out]
+    printed = {ln.split()[1] for ln in flat if ln.startswith("published")}
+    return Round(printed=printed, refused=sum(ln == "refused" for ln in flat), killed=killed)
 
 
 def check_ledger(ledger: Path, budget: float, printed: set[str]) -> int:
