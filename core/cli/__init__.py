@@ -115,6 +115,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             common.check_trials(args.trials)
         common.summaries_settings(args)
         result = _jsonable(args.func(args))
+        if isinstance(result, dict):
+            for warning in result.get("warnings") or ():
+                print(f"hexplorer: warning: {warning}", file=sys.stderr)
     except HexplorerError as exc:
         print(f"hexplorer: error: {exc}", file=sys.stderr)
         return 2

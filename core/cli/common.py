@@ -201,8 +201,9 @@ def add_ledger_options(parser: argparse.ArgumentParser) -> None:
         "--budget",
         type=float,
         metavar="EPS",
-        help="set the ledger's per-user budget (kept in the ledger): a release that would take "
-        "any user's cumulative epsilon past it is refused",
+        help="the namespace's per-user budget: sets it when it has none, else confirms or lowers "
+        "it (raising is the operator's: hexplorer ledger set-budget E --raise --reason TEXT); a "
+        "release that would take any user's cumulative epsilon past it is refused",
     )
     parser.add_argument(
         "--namespace",
@@ -212,10 +213,25 @@ def add_ledger_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def ledger_report(summary) -> dict:
-    """What a published release reports about the ledger after it (``core.publish.Summary``)."""
+def ledger_report(published) -> dict:
+    """What a published release reports about the ledger after it (its ``summary``: the
+    namespace's budget, the largest ε of a user) and the operator's ``warnings`` (printed on
+    stderr by :func:`core.cli.main`)."""
+    summary = published.summary
     return {
         "max_user_epsilon": summary.max_user_epsilon,
         "budget": summary.budget,
         "users_near_budget": summary.users_near_budget,
+        "warnings": list(published.warnings),
     }
+
+
+def id_form(args: argparse.Namespace) -> str:
+    """How the data's user ids were canonicalised (``--ids``: ``"keep"`` unless the operator
+    asked for ``"casefold"``), recorded per namespace by the ledger."""
+    return str(getattr(args, "ids", None) or "keep")
+
+
+def dataset_name(args: argparse.Namespace) -> str:
+    """What a published release records of its data: the file's name (never its path)."""
+    return Path(args.data).name if args.data else "demo"

@@ -80,9 +80,10 @@ def run(args: argparse.Namespace) -> Any:
     _check_flags(args)
     target = None
     if args.output is not None:
-        from core.publish.files import OUTPUT_SUFFIXES
+        from core.publish.files import OUTPUT_SUFFIXES, check_writable
 
         target = common.output_path(args.output, force=args.force, suffixes=OUTPUT_SUFFIXES)
+        check_writable(target)  # before reading the data: nothing is charged for an unwritable file
     summaries = common.prepared(args).summaries
     slot = args.slot_filter
     if slot is None and args.day is None:  # all cells of the busiest HAT's slot
@@ -117,16 +118,29 @@ def run(args: argparse.Namespace) -> Any:
 def _publish(args, gs, epsilon: float, slot, target) -> dict[str, Any]:
     from core.publish import city, files
 
-    published = city.publish_grids(
-        gs,
-        epsilon,
-        upper=args.upper,
-        accounting=args.accounting,
-        dataset=args.data or "demo",
-        ledger=args.ledger,
-        namespace=args.namespace,
-        budget=args.budget,
-    )
+    staged = None if target is None else files.StagedFile(target)  # refused before charging
+    try:
+        published = city.publish_grids(
+            gs,
+            epsilon,
+            upper=args.upper,
+            accounting=args.accounting,
+            dataset=common.dataset_name(args),
+            ledger=args.ledger,
+            namespace=args.namespace,
+            budget=args.budget,
+            id_form=common.id_form(args),
+            before_commit=None
+            if staged is None
+            else lambda rel: staged.write(
+                files.to_bytes(files.city_table(rel), staged.target.suffix)
+            ),
+        )
+        if staged is not None:
+            staged.commit(published.release.release_id)
+    finally:
+        if staged is not None:
+            staged.discard()
     rel = published.release
     table = files.city_table(rel)
     out: dict[str, Any] = {
@@ -143,12 +157,11 @@ def _publish(args, gs, epsilon: float, slot, target) -> dict[str, Any]:
         "privacy_loss": rel.privacy_loss,
         "k": rel.k,
         "suppressed_pairs": rel.suppressed_pairs,
-        **common.ledger_report(published.summary),
+        **common.ledger_report(published),
         "release": table[["hat", "cell", "slot", "noisy_mean", "noisy_var"]].to_dict(
             orient="records"
         ),
     }
     if target is not None:
-        files.write_table(table, target)
         out["output"] = str(target)
     return out

@@ -71,6 +71,10 @@ def run_all(args: argparse.Namespace) -> Any:
 
     suffixes = (".csv", ".parquet") if args.seed is not None else OUTPUT_SUFFIXES
     target = common.output_path(args.output, force=args.force, suffixes=suffixes)
+    if args.seed is None:
+        from core.publish.files import check_writable
+
+        check_writable(target)  # before reading the data: nothing is charged for an unwritable file
     (epsilon,) = common.epsilons([args.epsilon])
     summaries = common.prepared(args).summaries
     if args.slot_filter is not None or args.day is not None:
@@ -98,18 +102,23 @@ def publish_all(args: argparse.Namespace, batch, epsilon: float, target) -> dict
     from core.publish import batch as publish_batch
     from core.publish import files
 
-    published = publish_batch.publish_all(
-        args.mechanism,
-        batch,
-        epsilon,
-        accounting=args.accounting or "per-user",
-        dataset=args.data or "demo",
-        ledger=args.ledger,
-        namespace=args.namespace,
-        budget=args.budget,
-    )
-    release = published.release
-    files.write_table(files.hats_table(release), target)
+    with files.StagedFile(target) as staged:  # an unwritable --output: refused before charging
+        published = publish_batch.publish_all(
+            args.mechanism,
+            batch,
+            epsilon,
+            accounting=args.accounting or "per-user",
+            dataset=common.dataset_name(args),
+            ledger=args.ledger,
+            namespace=args.namespace,
+            budget=args.budget,
+            id_form=common.id_form(args),
+            before_commit=lambda rel: staged.write(
+                files.to_bytes(files.hats_table(rel), target.suffix)
+            ),
+        )
+        release = published.release
+        staged.commit(release.release_id)
     return {
         "output": str(target),
         "mechanism": release.mechanism,
@@ -122,7 +131,7 @@ def publish_all(args: argparse.Namespace, batch, epsilon: float, target) -> dict
         "accounting": release.accounting,
         "release_privacy_loss": release.privacy_loss,
         "ledger": str(published.ledger),
-        **common.ledger_report(published.summary),
+        **common.ledger_report(published),
     }
 
 
@@ -160,6 +169,9 @@ def run(args: argparse.Namespace) -> Any:
     target = None
     if args.output is not None:
         target = common.output_path(args.output, force=args.force, suffixes=OUTPUT_SUFFIXES)
+        from core.publish.files import check_writable
+
+        check_writable(target)  # before reading the data: nothing is charged for an unwritable file
     hat = common.hat_of(args)
     (epsilon,) = common.epsilons([args.epsilon])
     if args.seed is not None:
@@ -174,26 +186,36 @@ def run(args: argparse.Namespace) -> Any:
     from core import publish
     from core.publish import files
 
-    published = publish.publish(
-        args.mechanism,
-        hat,
-        epsilon,
-        m_ub=args.m_ub,
-        dataset=args.data or "demo",
-        ledger=args.ledger,
-        namespace=args.namespace,
-        budget=args.budget,
-    )
-    out = release_dict(published.release, hat)
-    out.update(
-        published=True,
-        reused=published.reused,
-        release_id=published.release_id,
-        created=published.entry.created,
-        ledger=str(published.ledger),
-        **common.ledger_report(published.summary),
-    )
-    if target is not None:
-        files.write_table(files.hat_table(published.entry), target)
-        out["output"] = str(target)
+    staged = None if target is None else files.StagedFile(target)  # refused before charging
+    try:
+        published = publish.publish(
+            args.mechanism,
+            hat,
+            epsilon,
+            m_ub=args.m_ub,
+            dataset=common.dataset_name(args),
+            ledger=args.ledger,
+            namespace=args.namespace,
+            budget=args.budget,
+            id_form=common.id_form(args),
+            before_commit=None
+            if staged is None
+            else lambda entry: staged.write(
+                files.to_bytes(files.hat_table(entry), staged.target.suffix)
+            ),
+        )
+        out = release_dict(published.release, hat)
+        out.update(
+            published=True,
+            reused=published.reused,
+            release_id=published.release_id,
+            created=published.entry.created,
+            ledger=str(published.ledger),
+            **common.ledger_report(published),
+        )
+        if staged is not None:
+            out["output"] = str(staged.commit(published.release_id))
+    finally:
+        if staged is not None:
+            staged.discard()
     return out

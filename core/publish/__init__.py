@@ -11,9 +11,12 @@ be seeded. A *published* release is different:
 4. the same request returns the recorded release instead of fresh noise (fresh noise on every
    rerun would let anyone average it away).
 
-Modules: ``noise`` (OpenDP Laplace), ``records`` (what the ledger records), ``ledger`` (the
-ledger: storage and accounting), ``single`` (one HAT's release),
-``city`` (every grid's mean and variance), ``batch`` (every HAT's release at once), ``files``.
+Modules: ``noise`` (OpenDP Laplace), ``records`` (what the ledger records), ``keys`` (the
+ledger's secret key, keyed hashes of ids and fingerprints), ``store`` (the SQLite file, schema,
+transactions), ``ledger`` (reading, budgets, recording: one transaction per publish), ``audit``
+(check, export), ``migrate`` (schema 2 to keyed ids), ``single`` (one HAT's release), ``city``
+(every grid's mean and variance), ``batch`` (every HAT's release at once), ``files``. The
+operator's guide is ``docs/publishing.md``.
 """
 
 from core.publish.ledger import (

@@ -32,6 +32,7 @@ import hashlib
 import json
 import os
 import secrets
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -43,9 +44,16 @@ from core.citywide.batch import HatBatch
 from core.errors import HexplorerError
 from core.mechanisms import MECHANISMS, get_mechanism, resolve, run_mechanism
 from core.params import check_epsilon
-from core.publish.ledger import Ledger
+from core.publish.ledger import ID_FORM, Ledger
 from core.publish.noise import opendp_laplace, sampler_name
-from core.publish.records import Record, Summary, check_namespace, now
+from core.publish.records import (
+    BudgetExceeded,
+    Record,
+    RecordedRelease,
+    Summary,
+    check_namespace,
+    now,
+)
 from core.version import software_version
 
 #: The accountings of an every-HAT release (see the module docstring).
@@ -210,7 +218,7 @@ def draw_estimates(
 
 
 @dataclass(frozen=True, kw_only=True)
-class HatsRelease:
+class HatsRelease(RecordedRelease):
     """A recorded every-HAT release: the noisy value of each HAT and how it was made.
 
     ``table`` has columns :data:`PUBLISHED_COLUMNS`, one row per HAT (m_ub, n_arrays -1 where
@@ -218,35 +226,22 @@ class HatsRelease:
     into [0, U], ``core.publish.files``), never a value before noise or a true mean.
     """
 
-    release_id: str
-    created: str
-    version: str
-    mechanism: str
-    epsilon: float
-    accounting: str
-    upper: float
-    privacy_loss: float
-    table: pd.DataFrame
-
     @classmethod
-    def from_record(cls, record: Record, path: Path) -> HatsRelease:
-        """Read a ``"hats"`` record (a damaged body is a one-line error)."""
-        b = record.body
-        with record.damaged_body(path):
-            h = b["hats"]
-            table = pd.DataFrame(
-                {
-                    "hat": [str(v) for v in h["hat"]],
-                    "mechanism": str(b["mechanism"]),
-                    "epsilon": float(b["epsilon"]),
-                    "m_ub": np.asarray(h["m_ub"], dtype=np.int64),
-                    "n_arrays": np.asarray(h["n_arrays"], dtype=np.int64),
-                    "sensitivity": np.asarray(h["sensitivity"], dtype=np.float64),
-                    "noise_scale": np.asarray(h["noise_scale"], dtype=np.float64),
-                    "estimate": np.asarray(h["estimate"], dtype=np.float64),
-                }
-            )
-            return cls(**record.release_fields(), table=table[PUBLISHED_COLUMNS])
+    def body_fields(cls, body: dict) -> dict:
+        h = body["hats"]
+        table = pd.DataFrame(
+            {
+                "hat": [str(v) for v in h["hat"]],
+                "mechanism": str(body["mechanism"]),
+                "epsilon": float(body["epsilon"]),
+                "m_ub": np.asarray(h["m_ub"], dtype=np.int64),
+                "n_arrays": np.asarray(h["n_arrays"], dtype=np.int64),
+                "sensitivity": np.asarray(h["sensitivity"], dtype=np.float64),
+                "noise_scale": np.asarray(h["noise_scale"], dtype=np.float64),
+                "estimate": np.asarray(h["estimate"], dtype=np.float64),
+            }
+        )
+        return {"table": table[PUBLISHED_COLUMNS]}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -259,6 +254,7 @@ class PublishedHats:
     reused: bool
     ledger: Path
     summary: Summary
+    warnings: tuple[str, ...] = ()
 
 
 def request_key(fp: str, mechanism: str, epsilon: float, accounting: str) -> str:
@@ -276,6 +272,8 @@ def publish_all(
     ledger: str | os.PathLike | Ledger | None = None,
     namespace: str | None = None,
     budget: float | None = None,
+    before_commit: Callable[[HatsRelease], None] | None = None,
+    id_form: str = ID_FORM,
 ) -> PublishedHats:
     """Publish one release of mechanism ``name`` for every HAT of ``batch`` at per-HAT ε.
 
@@ -288,7 +286,8 @@ def publish_all(
     epsilon : float
         Privacy loss of each HAT's release.
     accounting : ``"per-user"`` (k_ℓ ε each) or ``"max"`` (ε max k_ℓ each).
-    dataset, ledger, namespace, budget : as :func:`core.publish.single.publish`.
+    dataset, ledger, namespace, budget, before_commit, id_form : as :func:`core.publish.single.publish`
+        (``before_commit`` gets the :class:`HatsRelease`).
 
     Returns
     -------
@@ -299,7 +298,8 @@ def publish_all(
     Raises
     ------
     BudgetExceeded
-        The release would take some user past the budget; nothing recorded.
+        The release would take some user past the budget; nothing recorded. It names the
+        largest ε that fits and how many HATs hold none of the users past the budget.
     HexplorerError
         Bad input, a damaged or unwritable ledger, a scale OpenDP prices too high.
     """
@@ -308,7 +308,7 @@ def publish_all(
     _check_accounting(accounting)
     ns = check_namespace(namespace)
     book = ledger if isinstance(ledger, Ledger) else Ledger(ledger)
-    fp = batch_fingerprint(batch)
+    fp = book.seal(batch_fingerprint(batch))  # keyed: no unkeyed digest of true values
     ids, charges = user_charges(batch, eps, accounting)
 
     def draw() -> dict:
@@ -334,21 +334,31 @@ def publish_all(
             },
         }
 
-    outcome = book.record_once(
-        request=request_key(fp, mech.name, eps, accounting),
-        kind=KIND,
-        namespace=ns,
-        epsilon=eps,
-        accounting=accounting,
-        user_ids=ids.tolist(),
-        charges=charges,
-        draw=draw,
-        budget=budget,
-    )
+    try:
+        outcome = book.record_once(
+            request=request_key(fp, mech.name, eps, accounting),
+            kind=KIND,
+            namespace=ns,
+            epsilon=eps,
+            accounting=accounting,
+            user_ids=ids.tolist(),
+            charges=charges,
+            draw=draw,
+            budget=budget,
+            id_form=id_form,
+            before_commit=None
+            if before_commit is None
+            else lambda record: before_commit(HatsRelease.from_record(record, book.path)),
+        )
+    except BudgetExceeded as exc:
+        hat_of_row = np.repeat(np.arange(batch.n_hats), np.diff(batch.offsets))
+        blocked = np.unique(hat_of_row[np.isin(batch.user_ids, ids[exc.over])])
+        raise exc.with_hats(batch.n_hats - blocked.size, batch.n_hats) from None
     return PublishedHats(
         release=HatsRelease.from_record(outcome.record, book.path),
         record=outcome.record,
         reused=outcome.reused,
         ledger=book.path,
         summary=outcome.summary,
+        warnings=outcome.warnings,
     )

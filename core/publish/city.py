@@ -21,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -32,9 +33,16 @@ from core.citywide.grids import grid_errors, grid_statistics
 from core.citywide.gridset import GridSet, _check_values
 from core.errors import HexplorerError
 from core.params import check_epsilon, check_upper
-from core.publish.ledger import Ledger
+from core.publish.ledger import ID_FORM, Ledger
 from core.publish.noise import opendp_laplace, sampler_name
-from core.publish.records import Record, Summary, check_namespace, now
+from core.publish.records import (
+    BudgetExceeded,
+    Record,
+    RecordedRelease,
+    Summary,
+    check_namespace,
+    now,
+)
 from core.version import software_version
 
 #: The accountings a city-wide release can be charged under (see the module docstring).
@@ -162,46 +170,34 @@ def user_charges(
 
 
 @dataclass(frozen=True, kw_only=True)
-class CityRelease:
+class CityRelease(RecordedRelease):
     """A recorded city-wide release: noisy values per grid and how they were made.
 
     ``table`` has columns hat, cell, slot, noisy_mean, noisy_var (the raw noisy values as drawn;
-    the published files clamp them into range, ``core.publish.files``).
+    the published files clamp them into range, ``core.publish.files``); ``k`` is the largest
+    number of grids of one user (after CHOP-USER), ``suppressed_pairs`` what CHOP-USER dropped.
     """
 
-    release_id: str
-    created: str
-    version: str
-    mechanism: str
-    epsilon: float
-    accounting: str
-    upper: float
-    privacy_loss: float
     k: int
     suppressed_pairs: int
-    table: pd.DataFrame
 
     @classmethod
-    def from_record(cls, record: Record, path: Path) -> CityRelease:
-        """Read a ``"city"`` record (a damaged body is a one-line error)."""
-        b = record.body
-        with record.damaged_body(path):
-            g = b["grids"]
-            table = pd.DataFrame(
-                {
-                    "hat": [str(v) for v in g["hat"]],
-                    "cell": [str(v) for v in g["cell"]],
-                    "slot": [str(v) for v in g["slot"]],
-                    "noisy_mean": np.asarray(g["noisy_mean"], dtype=np.float64),
-                    "noisy_var": np.asarray(g["noisy_var"], dtype=np.float64),
-                }
-            )
-            return cls(
-                **record.release_fields(),
-                k=int(b["k"]),
-                suppressed_pairs=int(b["suppressed_pairs"]),
-                table=table,
-            )
+    def body_fields(cls, body: dict) -> dict:
+        g = body["grids"]
+        table = pd.DataFrame(
+            {
+                "hat": [str(v) for v in g["hat"]],
+                "cell": [str(v) for v in g["cell"]],
+                "slot": [str(v) for v in g["slot"]],
+                "noisy_mean": np.asarray(g["noisy_mean"], dtype=np.float64),
+                "noisy_var": np.asarray(g["noisy_var"], dtype=np.float64),
+            }
+        )
+        return {
+            "k": int(body["k"]),
+            "suppressed_pairs": int(body["suppressed_pairs"]),
+            "table": table,
+        }
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -213,6 +209,7 @@ class PublishedCity:
     reused: bool
     ledger: Path
     summary: Summary
+    warnings: tuple[str, ...] = ()
 
 
 def request_key(fp: str, epsilon: float, accounting: str) -> str:
@@ -230,6 +227,8 @@ def publish_grids(
     ledger: str | os.PathLike | Ledger | None = None,
     namespace: str | None = None,
     budget: float | None = None,
+    before_commit: Callable[[CityRelease], None] | None = None,
+    id_form: str = ID_FORM,
 ) -> PublishedCity:
     """Publish every grid's noisy mean and variance at per-grid budget ε (SPEC sections 5, 7).
 
@@ -241,7 +240,8 @@ def publish_grids(
     accounting : ``"per-user"`` (G_ℓ ε each), ``"max"`` (ε max G_ℓ each) or ``"chop"``
         (CHOP-USER, then K ε each).
     dataset : a label of the data's origin (recorded, not part of the request key).
-    ledger, namespace, budget : as :func:`core.publish.single.publish`.
+    ledger, namespace, budget, before_commit, id_form : as :func:`core.publish.single.publish`
+        (``before_commit`` gets the :class:`CityRelease`).
 
     Returns
     -------
@@ -252,7 +252,8 @@ def publish_grids(
     Raises
     ------
     BudgetExceeded
-        The release would take some user past the budget; nothing recorded.
+        The release would take some user past the budget; nothing recorded. It names the
+        largest ε that fits and how many grids hold none of the users past the budget.
     HexplorerError
         Bad input, a damaged or unwritable ledger.
     """
@@ -262,7 +263,7 @@ def publish_grids(
     ns = check_namespace(namespace)
     _check_values(grids, u)
     book = ledger if isinstance(ledger, Ledger) else Ledger(ledger)
-    fp = grid_fingerprint(grids, u)
+    fp = book.seal(grid_fingerprint(grids, u))  # keyed: no unkeyed digest of true values
     request = request_key(fp, eps, accounting)
     keep = np.ones(grids.n_pairs, dtype=bool)
     k = grids.max_grids_per_user
@@ -297,21 +298,30 @@ def publish_grids(
             },
         }
 
-    outcome = book.record_once(
-        request=request,
-        kind="city",
-        namespace=ns,
-        epsilon=eps,
-        accounting=accounting,
-        user_ids=grids.user_ids.astype(str).tolist(),
-        charges=charges,
-        draw=draw,
-        budget=budget,
-    )
+    try:
+        outcome = book.record_once(
+            request=request,
+            kind="city",
+            namespace=ns,
+            epsilon=eps,
+            accounting=accounting,
+            user_ids=grids.user_ids.astype(str).tolist(),
+            charges=charges,
+            draw=draw,
+            budget=budget,
+            id_form=id_form,
+            before_commit=None
+            if before_commit is None
+            else lambda record: before_commit(CityRelease.from_record(record, book.path)),
+        )
+    except BudgetExceeded as exc:
+        blocked = np.unique(grids.grid[np.isin(grids.user, exc.over)])
+        raise exc.with_hats(grids.n_grids - blocked.size, grids.n_grids) from None
     return PublishedCity(
         release=CityRelease.from_record(outcome.record, book.path),
         record=outcome.record,
         reused=outcome.reused,
         ledger=book.path,
         summary=outcome.summary,
+        warnings=outcome.warnings,
     )

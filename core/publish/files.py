@@ -190,3 +190,70 @@ def write_bytes(data: bytes, path: str | os.PathLike) -> Path:
             Path(tmp).unlink(missing_ok=True)
         raise HexplorerError(f"Cannot write {target}: {exc.strerror}.") from None
     return target
+
+
+def check_writable(path: str | os.PathLike) -> None:
+    """Refuse at once an output whose folder takes no new file (before any work or charge)."""
+    StagedFile(path).discard()
+
+
+class StagedFile:
+    """An output file written around a ledger transaction, so that a release is never charged
+    for a file that cannot be written.
+
+    Made before any work: a temporary file in the target's folder (an unwritable folder, e.g.
+    ``/proc``, is refused here, before anything is recorded). :meth:`write` fills it inside
+    the ledger's transaction (``before_commit``: a failure there rolls the release back);
+    :meth:`commit` renames it into place once the ledger has committed. Use it as a context
+    manager: on leaving, an uncommitted temporary file is removed.
+    """
+
+    def __init__(self, path: str | os.PathLike) -> None:
+        self.target = Path(path)
+        try:
+            fd, tmp = tempfile.mkstemp(prefix=f".{self.target.name}.", dir=self.target.parent)
+        except OSError as exc:
+            raise HexplorerError(
+                f"Cannot write {self.target} ({exc.strerror}); nothing was published or charged."
+            ) from None
+        os.close(fd)
+        self._tmp: Path | None = Path(tmp)
+
+    def __enter__(self) -> StagedFile:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.discard()
+
+    def write(self, data: bytes) -> None:
+        """Write ``data`` to the temporary file (a failure: nothing published or charged)."""
+        assert self._tmp is not None
+        try:
+            with self._tmp.open("wb") as fh:
+                fh.write(data)
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.chmod(self._tmp, 0o644)  # a file to publish: readable by others, like any new file
+        except OSError as exc:
+            raise HexplorerError(
+                f"Cannot write {self.target} ({exc.strerror}); nothing was published or charged."
+            ) from None
+
+    def commit(self, release_id: str) -> Path:
+        """Rename the written file into place (after the ledger's commit)."""
+        assert self._tmp is not None
+        try:
+            os.replace(self._tmp, self.target)
+        except OSError as exc:
+            raise HexplorerError(
+                f"Release {release_id} is recorded and charged, but {self.target} could not be "
+                f"written ({exc.strerror}); ask again to write it at no cost."
+            ) from None
+        self._tmp = None
+        return self.target
+
+    def discard(self) -> None:
+        """Remove the temporary file if it was not committed."""
+        if self._tmp is not None:
+            self._tmp.unlink(missing_ok=True)
+            self._tmp = None

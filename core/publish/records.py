@@ -13,12 +13,16 @@ import math
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Self
 
 import numpy as np
 
 from core.errors import HexplorerError
 from core.hat import HatData
 from core.mechanisms import Release
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 #: The namespace users belong to unless another is given.
 DEFAULT_NAMESPACE = "default"
@@ -60,8 +64,82 @@ def check_namespace(namespace: str | None) -> str:
     return namespace
 
 
+def _floor(x: float, digits: int = 3) -> float:
+    """``x`` rounded down to ``digits`` significant digits (a shown ε that surely fits).
+
+    >>> _floor(0.74999), _floor(2.0)
+    (0.749, 2.0)
+    """
+    if x <= 0 or not math.isfinite(x):
+        return x
+    scale = 10.0 ** (digits - 1 - math.floor(math.log10(x)))
+    return math.floor(x * scale * (1 + 1e-12)) / scale
+
+
 class BudgetExceeded(HexplorerError):
-    """A release would take some user past the ledger's budget; nothing was recorded."""
+    """A release would take some user past its namespace's budget; nothing was recorded.
+
+    Attributes
+    ----------
+    over : numpy.ndarray
+        Positions (in the release's user order) of the users who would pass the budget.
+    n_users, largest, budget, namespace : the release's users, the largest ε one of them would
+        reach, the budget and its namespace.
+    epsilon_fit : float
+        The largest ε of this request that would fit (0 when some user has no room left).
+    hats_fit : (int, int) or None
+        For a release of many HATs: how many of them hold none of the users in ``over`` (those
+        HATs fit at this ε), out of how many.
+    """
+
+    def __init__(
+        self,
+        *,
+        over: np.ndarray,
+        n_users: int,
+        largest: float,
+        budget: float,
+        namespace: str,
+        epsilon_fit: float,
+        hats_fit: tuple[int, int] | None = None,
+    ) -> None:
+        self.over = np.asarray(over)
+        self.n_users = n_users
+        self.largest = largest
+        self.budget = budget
+        self.namespace = namespace
+        self.epsilon_fit = epsilon_fit
+        self.hats_fit = hats_fit
+        super().__init__(self._message())
+
+    def _message(self) -> str:
+        msg = (
+            f"Refused: {self.over.size} of the {self.n_users} users of this release would pass "
+            f"the budget eps = {self.budget:g} of namespace {self.namespace!r} (up to eps = "
+            f"{self.largest:.6g}); nothing was recorded, no one was charged."
+        )
+        fits = []
+        fit = _floor(self.epsilon_fit)
+        if fit > 0:
+            fits.append(f"eps <= {fit:g} would fit")
+        if self.hats_fit is not None and self.hats_fit[0] > 0:
+            k, n = self.hats_fit
+            fits.append(f"{k} of the {n} HATs (those without these users) would fit")
+        if fits:
+            return msg + " " + "; or ".join(fits) + "."
+        return msg + " No eps fits: some of these users have no budget left."
+
+    def with_hats(self, fit: int, total: int) -> BudgetExceeded:
+        """The same refusal, also naming the HATs that would fit."""
+        return BudgetExceeded(
+            over=self.over,
+            n_users=self.n_users,
+            largest=self.largest,
+            budget=self.budget,
+            namespace=self.namespace,
+            epsilon_fit=self.epsilon_fit,
+            hats_fit=(int(fit), int(total)),
+        )
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -119,6 +197,36 @@ class Record:
 
 
 @dataclass(frozen=True, kw_only=True)
+class RecordedRelease:
+    """A recorded release of many HATs (``core.publish.batch``, ``core.publish.city``): how it
+    was made (:meth:`Record.release_fields`) and its noisy values per HAT (``table``).
+
+    A subclass reads its own part of the body in :meth:`body_fields`.
+    """
+
+    release_id: str
+    created: str
+    version: str
+    mechanism: str
+    epsilon: float
+    accounting: str
+    upper: float
+    privacy_loss: float
+    table: pd.DataFrame
+
+    @classmethod
+    def from_record(cls, record: Record, path: Path) -> Self:
+        """Read a record of this kind (a damaged body is a one-line error)."""
+        with record.damaged_body(path):
+            return cls(**record.release_fields(), **cls.body_fields(record.body))
+
+    @classmethod
+    def body_fields(cls, body: dict) -> dict:
+        """The subclass's fields (``table`` and any other) from the record's body."""
+        raise NotImplementedError
+
+
+@dataclass(frozen=True, kw_only=True)
 class Summary:
     """The ledger at a glance (``hexplorer ledger``)."""
 
@@ -140,12 +248,14 @@ class Summary:
 
 @dataclass(frozen=True, kw_only=True)
 class Outcome:
-    """What :meth:`Ledger.record_once` returns: the record, whether it was reused, and the
-    ledger's summary after it (largest cumulative ε of any user, users near the budget)."""
+    """What :meth:`Ledger.record_once` returns: the record, whether it was reused, the
+    ledger's summary after it (largest cumulative ε of any user, users near the budget), and
+    warnings for the operator (a new namespace for users charged in another one)."""
 
     record: Record
     reused: bool
     summary: Summary
+    warnings: tuple[str, ...] = ()
 
 
 # -------------------------------------------------------------------------------------------

@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import os
 import secrets
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,7 +24,7 @@ import numpy as np
 from core.errors import HexplorerError
 from core.hat import HatData
 from core.mechanisms import Release, resolve, run_mechanism
-from core.publish.ledger import Ledger
+from core.publish.ledger import ID_FORM, Ledger
 from core.publish.noise import opendp_laplace, sampler_name
 from core.publish.records import (
     LedgerEntry,
@@ -58,6 +59,8 @@ class Published:
         The ledger file.
     summary : Summary
         The ledger after this request: largest cumulative ε of any user, users near the budget.
+    warnings : tuple of str
+        For the operator: e.g. a new namespace opened for users charged in another one.
     """
 
     release: Release
@@ -66,6 +69,7 @@ class Published:
     reused: bool
     ledger: Path
     summary: Summary
+    warnings: tuple[str, ...] = ()
 
     @property
     def release_id(self) -> str:
@@ -87,6 +91,8 @@ def publish(
     ledger: str | os.PathLike | Ledger | None = None,
     namespace: str | None = None,
     budget: float | None = None,
+    before_commit: Callable[[LedgerEntry], None] | None = None,
+    id_form: str = ID_FORM,
 ) -> Published:
     """Publish one release of ``mechanism`` on ``hat`` with privacy loss ``epsilon`` (SPEC §7).
 
@@ -108,7 +114,14 @@ def publish(
     namespace : str, optional
         The users' namespace in the ledger (default ``"default"``).
     budget : float, optional
-        Set the ledger's budget (persisted) before checking this request against it.
+        Confirm or lower the namespace's budget (the first one sets it; a higher one is refused:
+        raising is the operator's, ``Ledger.set_budget``) before checking this request.
+    id_form : str
+        How the ids were canonicalised (``"keep"`` or ``"casefold"``, ``core.data``): a
+        namespace accepts releases of one form only (:meth:`Ledger.record_once`).
+    before_commit : callable, optional
+        Called with the recorded entry inside the ledger's transaction (e.g. to write the output
+        file to a temporary name): if it raises, nothing is recorded.
 
     Returns
     -------
@@ -128,7 +141,7 @@ def publish(
     book = ledger if isinstance(ledger, Ledger) else Ledger(ledger)
     mech, epsilon, m_ub_resolved, _ = resolve(mechanism, hat, epsilon, m_ub)
     ns = check_namespace(namespace)
-    fp = fingerprint(hat)
+    fp = book.seal(fingerprint(hat))  # keyed: no unkeyed digest of true values is stored
     request = request_key(fp, hat.hat, mech.name, epsilon, m_ub_resolved)
 
     def draw() -> dict:
@@ -179,6 +192,10 @@ def publish(
         charges=np.full(hat.n_users, epsilon),
         draw=draw,
         budget=budget,
+        id_form=id_form,
+        before_commit=None
+        if before_commit is None
+        else lambda record: before_commit(LedgerEntry.from_record(record, book.path)),
     )
     entry = LedgerEntry.from_record(outcome.record, book.path)
     return Published(
@@ -188,4 +205,5 @@ def publish(
         reused=outcome.reused,
         ledger=book.path,
         summary=outcome.summary,
+        warnings=outcome.warnings,
     )

@@ -8,11 +8,15 @@ publishing and the ledger are never cached (the ledger changes, and a publicatio
 
 from __future__ import annotations
 
+import contextlib
+import logging
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
+from core.citywide.batch import HatBatch
 from core.citywide.chop import chop_user
 from core.citywide.grids import release_grids
 from core.citywide.gridset import GridSet, select_grids
@@ -20,12 +24,13 @@ from core.data import hat_data
 from core.errors import HexplorerError
 from core.mechanisms import release as simulate_release
 from core.postprocess import clamp_mean, clamp_variance
-from core.publish import Ledger, batch, city, files, single
+from core.publish import Ledger, batch, city, files
 from core.publish.records import LedgerEntry
 from dashboard.common.cache import cached
 from dashboard.common.source import compute
 from dashboard.common.source.compute import DataSpec
 
+_LOG = logging.getLogger(__name__)
 GRID = "grid-laplace"
 
 
@@ -146,11 +151,12 @@ def publish(
     accounting: str,
     namespace: str,
 ) -> list[str]:
-    """Publish (OpenDP noise, ledger, budget, reuse); returns the release ids.
+    """Publish (OpenDP noise, ledger, budget, reuse) as ONE ledger record; returns its id.
 
-    A grid-wide release is one ledger record. A single-HAT mechanism publishes one release per
-    chosen HAT, one after the other (a budget refusal stops at that HAT; the earlier ones stay
-    recorded, as they would from the command line).
+    All or nothing: a grid-wide release is :func:`core.publish.city.publish_grids`, a single-HAT
+    mechanism over the chosen HATs is :func:`core.publish.batch.publish_all` (each HAT's release
+    at its default m_UB, each user charged ε per chosen HAT it is in). A budget refusal records
+    none of the HATs; it names the ε and the HATs that would fit.
     """
     gs = grid_set(spec, mode, hats, slot, day)
     dataset = spec.source.name
@@ -160,14 +166,28 @@ def publish(
             namespace=namespace,
         )  # fmt: skip
         return [out.record.release_id]
-    summaries = compute.prepared(spec).summaries
-    ids = []
-    for label in gs.hats.astype(str):
-        hat = hat_data(summaries, label, upper=spec.upper)
-        ids.append(
-            single.publish(mechanism, hat, epsilon, dataset=dataset, namespace=namespace).release_id
-        )
-    return ids
+    rows = select_grids(compute.prepared(spec).summaries, hats=gs.hats.astype(str).tolist())
+    hb = HatBatch.from_summaries(rows, upper=spec.upper)
+    published = batch.publish_all(
+        mechanism, hb, epsilon, accounting="per-user", dataset=dataset, namespace=namespace
+    )
+    return [published.record.release_id]
+
+
+@contextlib.contextmanager
+def server_paths_hidden(book: Ledger) -> Iterator[None]:
+    """A ledger error shown without the server's paths (the ledger's and its key file's): the
+    operator finds the full line in the server's log."""
+    try:
+        yield
+    except HexplorerError as exc:
+        text = str(exc)
+        if str(book.path) not in text and str(book.key_file) not in text:
+            raise
+        _LOG.warning("%s", text)
+        for path, name in ((book.key_file, "its key file"), (book.path, "the server's ledger")):
+            text = text.replace(str(path), name)
+        raise HexplorerError(text) from None
 
 
 def ledger() -> Ledger:

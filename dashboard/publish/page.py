@@ -1,8 +1,10 @@
 """Publish: release noisy values for real — OpenDP noise, the ledger, the budget (SPEC §7).
 
-Read widgets → a preview (a seeded simulation, labelled as such) → on confirmation, a published
-release (``core.publish``: OpenDP noise, recorded once, charged to each user) and its files →
-the ledger: releases and every user's cumulative ε against the budget.
+Read widgets → a preview (a seeded simulation, labelled as such) and what it would cost → on
+confirmation, if the operator turned publishing on (:mod:`dashboard.publish.operator`), a
+published release (``core.publish``: OpenDP noise, one ledger record, all or nothing) and its
+files → the ledger: releases and every user's cumulative ε against the operator's budget.
+A visitor never sets the budget or the namespace, and never sees a server path.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from dashboard.common.sidebar import require_data
 from dashboard.common.source import compute as common_compute
 from dashboard.common.source import units
 from dashboard.common.view import ui
-from dashboard.publish import charts, compute
+from dashboard.publish import charts, compute, operator
 from dashboard.publish import state as ps
 
 MODE_LABELS = {"slot": "all hexagons of one slot", "day": "all HATs of one day", "hats": "HATs"}
@@ -35,14 +37,16 @@ spec = require_data()
 ss = st.session_state
 u = units.current()
 book = compute.ledger()
+namespace = operator.namespace()
+allowed = operator.publishing_enabled()
 st.caption(
     "A published release leaves the tool: its Laplace noise comes from OpenDP's vetted sampler, "
-    f"it is recorded once in the ledger ({book.path}) and charged to every {u.user} whose "
-    "records it reads, and asking again returns the recorded values, never fresh noise. It "
-    "contains noisy values only."
+    f"it is recorded once in this server's ledger and charged to every {u.user} whose records "
+    "it reads, and asking again returns the recorded values, never fresh noise. It contains "
+    "noisy values only."
 )
 
-with ui.errors_shown():
+with ui.errors_shown(), compute.server_paths_hidden(book):
     slot_table = compute.slots(spec)
     # --- What to publish -------------------------------------------------------------------
     c1, c2 = st.columns([2, 3])
@@ -106,12 +110,6 @@ with ui.errors_shown():
         accounting = str(ss[ps.ACCOUNTING])
     else:
         c5.caption(f"Each {u.user} is charged ε for every chosen HAT it is in (G_ℓ·ε).")
-    st.text_input(
-        f"Namespace of the {u.users} in the ledger",
-        key=ps.NAMESPACE,
-        help=f"The same {u.user} id within one namespace is one {u.user}: its releases add up.",
-    )
-    namespace = str(ss[ps.NAMESPACE]).strip() or "default"
 
     # --- Preview ----------------------------------------------------------------------------
     st.subheader("Preview — a simulation, nothing is published")
@@ -119,7 +117,7 @@ with ui.errors_shown():
     pv = compute.preview(
         spec, mode, hats, slot, day, mechanism, epsilon, accounting, int(ss[ps.SEED])
     )
-    summary = book.summary()
+    summary = book.summary(namespace)
     before = book.user_totals(namespace, list(pv.user_ids))
     after = before + pv.charges
     over = int(np.sum(after > summary.budget * (1 + 1e-9))) if summary.budget else 0
@@ -140,24 +138,38 @@ with ui.errors_shown():
 
     # --- Publish ----------------------------------------------------------------------------
     st.subheader("Publish")
-    st.checkbox(
-        f"I publish this: OpenDP noise, recorded in the ledger, charged to "
-        f"{len(pv.user_ids):,} {u.users} (up to ε = {float(pv.charges.max()):g} each). "
-        "It cannot be taken back.",
-        key=ps.CONFIRM,
-    )
-    if st.button(
-        "Publish", type="primary", disabled=not ss[ps.CONFIRM], icon=":material/publish:",
-        key="publish_button",
-    ):  # fmt: skip
-        try:
-            with st.spinner("Publishing (OpenDP noise, ledger)…"):
-                ss[ps.LAST] = compute.publish(
-                    spec, mode, hats, slot, day, mechanism, epsilon, accounting, namespace
-                )
-        except BudgetExceeded as exc:
-            st.error(str(exc), icon=":material/block:")
-        summary = book.summary()
+    if not allowed:
+        st.info(
+            "Publishing is off on this server: the preview above shows what a release would "
+            "cost. The operator turns it on with `HEXPLORER_PUBLISH=1` or "
+            '`streamlit run app.py -- --publish` (docs/publishing.md, "Host a demo safely").',
+            icon=":material/lock:",
+        )
+    elif summary.budget is None:
+        st.warning(
+            f"No budget is set for the {u.users} of namespace {namespace!r}: the dashboard "
+            "publishes only under the operator's budget (`hexplorer ledger set-budget EPS`).",
+            icon=":material/lock:",
+        )
+    else:
+        st.checkbox(
+            f"I publish this: OpenDP noise, recorded in the ledger, charged to "
+            f"{len(pv.user_ids):,} {u.users} (up to ε = {float(pv.charges.max()):g} each). "
+            "It cannot be taken back.",
+            key=ps.CONFIRM,
+        )
+        if st.button(
+            "Publish", type="primary", disabled=not ss[ps.CONFIRM], icon=":material/publish:",
+            key="publish_button",
+        ):  # fmt: skip
+            try:
+                with st.spinner("Publishing (OpenDP noise, ledger)…"):
+                    ss[ps.LAST] = compute.publish(
+                        spec, mode, hats, slot, day, mechanism, epsilon, accounting, namespace
+                    )
+            except BudgetExceeded as exc:
+                st.error(str(exc), icon=":material/block:")
+            summary = book.summary(namespace)
     if ss[ps.LAST]:
         ids = list(ss[ps.LAST])
         table = compute.recorded_table(book, ids)
@@ -181,17 +193,21 @@ with ui.errors_shown():
     m[0].metric("Releases", f"{summary.releases:,}")
     m[1].metric(u.users.capitalize(), f"{summary.users:,}")
     m[2].metric(f"Largest ε of a {u.user}", f"{summary.max_user_epsilon:g}")
-    m[3].metric("Budget", "none" if summary.budget is None else f"{summary.budget:g}")
+    m[3].metric(
+        "Budget", "none" if summary.budget is None else f"{summary.budget:g}",
+        help=f"The operator's budget for namespace {namespace!r} (hexplorer ledger set-budget): "
+        "no one passes it; the dashboard never changes it.",
+    )  # fmt: skip
     m[4].metric("Near the budget (≥ 90%)", f"{summary.users_near_budget:,}")
     ui.chart(
         charts.user_epsilon_histogram(
-            book.user_epsilons(), budget=summary.budget, units=u, after=after
+            book.user_epsilons(namespace), budget=summary.budget, units=u, after=after
         ),
         key="publish_user_epsilon",
     )
-    b1, b2 = st.columns([1, 3])
-    b1.number_input("Budget ε per user", min_value=0.01, key=ps.BUDGET, step=0.5)
-    if b2.button("Set the budget", key="publish_set_budget"):
-        book.set_budget(float(ss[ps.BUDGET]))
-        st.rerun()
+    st.caption(
+        f"{u.users.capitalize()} of namespace {namespace!r}, the operator's (their cumulative ε "
+        "in every release of this server). Releases and the largest ε above count every "
+        "namespace."
+    )
     st.dataframe(compute.releases_table(book), hide_index=True, key="publish_ledger_table")

@@ -21,16 +21,14 @@ DAY = "publish_day"  # in "day" mode
 MECHANISM = "publish_mechanism"  # "grid-laplace" or a single-HAT mechanism name
 EPSILON = "publish_epsilon"
 ACCOUNTING = "publish_accounting"  # for grid-laplace: "per-user" | "max" | "chop"
-NAMESPACE = "publish_namespace"
 SEED = "publish_seed"  # seed of the preview's simulated noise
 CONFIRM = "publish_confirm"  # the confirmation checkbox
-BUDGET = "publish_budget"  # the budget input (applied with a button)
 LAST = "publish_last"  # release ids of the last publication (not a widget)
 
 MODES = ("slot", "day", "hats")
 GRID_MECHANISM = "grid-laplace"
 EPSILON_OPTIONS = state.EPSILON_OPTIONS
-MAX_HATS = 50  # single-HAT mechanisms publish one release per HAT: keep it a handful
+MAX_HATS = 50  # HATs picked by hand (a slot or a day publishes all of its HATs)
 
 DEFAULTS: dict[str, Any] = {
     MODE: "slot",
@@ -38,14 +36,12 @@ DEFAULTS: dict[str, Any] = {
     MECHANISM: GRID_MECHANISM,
     EPSILON: 1.0,
     ACCOUNTING: "per-user",
-    NAMESPACE: "default",
     SEED: 0,
     CONFIRM: False,
-    BUDGET: 10.0,
 }
 
 WIDGETS: tuple[str, ...] = (
-    MODE, HATS, SLOT, DAY, MECHANISM, EPSILON, ACCOUNTING, NAMESPACE, SEED, BUDGET,
+    MODE, HATS, SLOT, DAY, MECHANISM, EPSILON, ACCOUNTING, SEED,
 )  # fmt: skip
 
 

@@ -18,6 +18,7 @@ from core.citywide.gridset import GridSet, busiest_slot, select_grids
 from core.data import load_demo, prepare
 from core.publish import Ledger, ledger_path
 from core.publish.city import user_charges
+from dashboard.publish import operator
 from dashboard.publish import state as ps
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -56,7 +57,65 @@ def _metrics(at: AppTest) -> dict[str, str]:
     return {m.label: m.value for m in at.metric}
 
 
-def test_preview_publish_ledger(summaries):
+@pytest.fixture
+def publishing_on(monkeypatch):
+    """The operator turned publishing on and set a budget."""
+    monkeypatch.setenv(operator.PUBLISH_ENV, "1")
+    Ledger(ledger_path()).set_budget(1000.0)
+
+
+def _page_text(at: AppTest) -> str:
+    parts = [e.value for kind in ("markdown", "caption", "info", "warning", "error", "success")
+             for e in at.get(kind)]  # fmt: skip
+    parts += [w.label for kind in ("checkbox", "button", "text_input", "number_input")
+              for w in at.get(kind)]  # fmt: skip
+    parts += [m.label for m in at.metric] + [str(m.proto.help) for m in at.metric]
+    return "\n".join(str(p) for p in parts)
+
+
+def test_publishing_is_off_unless_the_operator_turns_it_on(summaries, monkeypatch):
+    """A visitor sees the preview and what it would cost; no publish button, no budget or
+    namespace to set, no server path."""
+    monkeypatch.delenv(operator.PUBLISH_ENV, raising=False)
+    book = Ledger(ledger_path())
+    book.set_budget(5.0)
+    at = AppTest.from_file(PAGE, default_timeout=TIMEOUT)
+    at.run()
+    _ok(at)
+    assert any("Publishing is off on this server" in i.value for i in at.info)
+    keys = {w.key for kind in ("button", "checkbox", "number_input", "text_input")
+            for w in at.get(kind)}  # fmt: skip
+    assert not keys & {"publish_button", ps.CONFIRM, "publish_set_budget"}
+    assert not any(w.key and "namespace" in w.key for w in at.text_input)
+    assert _metrics(at)["Budget"] == "5" and "Would pass the budget" in _metrics(at)
+    text = _page_text(at)
+    assert str(book.path) not in text and str(book.path.parent) not in text
+    assert book.summary().releases == 0 and book.budget() == 5.0
+
+
+def test_without_a_budget_the_dashboard_does_not_publish(monkeypatch):
+    monkeypatch.setenv(operator.PUBLISH_ENV, "1")
+    at = AppTest.from_file(PAGE, default_timeout=TIMEOUT)
+    at.run()
+    _ok(at)
+    assert any("No budget is set" in w.value for w in at.warning)
+    assert "publish_button" not in {b.key for b in at.button}
+
+
+def test_a_ledger_error_does_not_show_the_server_path(monkeypatch):
+    monkeypatch.setenv(operator.PUBLISH_ENV, "1")
+    book = Ledger(ledger_path())
+    book.set_budget(5.0)
+    book.key_file.unlink()  # the key lost: the ledger refuses to open
+    at = AppTest.from_file(PAGE, default_timeout=TIMEOUT)
+    at.run()
+    assert not at.exception
+    (err,) = at.error
+    assert "cannot be opened without its key" in err.value
+    assert str(book.path.parent) not in err.value and "the server's ledger" in err.value
+
+
+def test_preview_publish_ledger(summaries, publishing_on):
     book = Ledger(ledger_path())
     at = AppTest.from_file(PAGE, default_timeout=TIMEOUT)
     at.run()
@@ -106,7 +165,8 @@ def test_preview_publish_ledger(summaries):
     assert _frame(at, "publish_ledger_table")["release_id"].tolist() == [record.release_id]
 
 
-def test_budget_refusal_is_a_message_and_records_nothing():
+def test_budget_refusal_is_a_message_and_records_nothing(monkeypatch):
+    monkeypatch.setenv(operator.PUBLISH_ENV, "1")
     book = Ledger(ledger_path())
     book.set_budget(0.5)
     at = AppTest.from_file(PAGE, default_timeout=TIMEOUT)
@@ -118,5 +178,6 @@ def test_budget_refusal_is_a_message_and_records_nothing():
     assert not at.exception
     (err,) = at.error
     assert "budget" in err.value and "nothing was recorded" in err.value
+    assert "would fit" in err.value
     assert book.summary().releases == 0
     assert _metrics(at)["Releases"] == "0"

@@ -134,9 +134,12 @@ def test_chop_accounting_uses_the_suppression(book):
 def test_city_budget_refusal_records_nothing(gs, book):
     publish_grids(gs, 1.0, upper=U, ledger=book, budget=4.0)  # x: 3
     before = book.export()
-    with pytest.raises(BudgetExceeded, match="1 of its 4 users"):
+    with pytest.raises(BudgetExceeded, match="1 of the 4 users") as info:
         publish_grids(gs, 0.5, upper=U, ledger=book)  # x would reach 4.5
     assert book.export() == before
+    msg = str(info.value)  # x is in all 3 grids: no grid fits; eps <= 1/3 does
+    assert "up to eps = 4.5" in msg and "eps <= 0.333 would fit" in msg and "HATs" not in msg
+    assert not publish_grids(gs, 0.333, upper=U, ledger=book).reused
 
 
 def test_bad_accounting_and_unclamped_values(gs, book):

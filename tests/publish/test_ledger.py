@@ -103,7 +103,8 @@ def test_budget_refusal_records_nothing_and_reuse_is_free(book):
     with pytest.raises(BudgetExceeded) as info:
         publish.publish("baseline", _hat(), 0.5, ledger=book)
     msg = str(info.value)
-    assert "\n" not in msg and "eps = 2" in msg and "4 of its 4 users" in msg
+    assert "\n" not in msg and "eps = 2" in msg and "4 of the 4 users" in msg
+    assert "up to eps = 2.5" in msg and "No eps fits" in msg  # everyone is at the budget
     assert _row_counts(book.path) == before
     np.testing.assert_allclose(book.user_epsilons(), [2.0] * 4)
     # a recorded request is still answered, at no cost, although everyone is at the budget
@@ -114,16 +115,31 @@ def test_budget_refusal_records_nothing_and_reuse_is_free(book):
     assert summary.budget == 2.0 and summary.users_near_budget == 4
 
 
-def test_budget_is_a_persisted_setting_with_its_history(book):
+def test_budget_is_the_operators_with_its_history(book):
     book.set_budget(1.5)
     assert Ledger(book.path).budget() == 1.5
     publish.publish("baseline", _hat(), 1.0, ledger=book)
-    with pytest.raises(BudgetExceeded):
+    with pytest.raises(BudgetExceeded, match="eps <= 0.5 would fit"):
         publish.publish("baseline", _hat(), 0.75, ledger=book)
-    book.set_budget(None)
+    # a publishing command can only confirm or lower it; raising needs --raise and a reason
+    with pytest.raises(HexplorerError, match="can only confirm or lower") as info:
+        publish.publish("baseline", _hat(), 0.75, ledger=book, budget=100.0)
+    assert "\n" not in str(info.value) and book.budget() == 1.5
+    with pytest.raises(HexplorerError, match="only its operator raises it"):
+        book.set_budget(2.0)
+    with pytest.raises(HexplorerError, match="--reason"):
+        book.set_budget(2.0, raising=True)
+    book.set_budget(2.0, raising=True, reason="pilot extended")
     publish.publish("baseline", _hat(), 0.75, ledger=book)
-    changes = book.export()["budget_changes"]
-    assert [c["budget"] for c in changes] == [1.5, None]
+    book.set_budget(1.9)  # lowering is free (below the users' totals: nothing more fits)
+    changes = book.budget_changes()
+    assert [(c["budget"], c["previous"], c["reason"]) for c in changes] == [
+        (1.5, None, "set"),
+        (2.0, 1.5, "pilot extended"),
+        (1.9, 2.0, "lowered"),
+    ]
+    assert all(c["namespace"] == "default" and c["at"] for c in changes)
+    assert book.export()["budget_changes"] == changes
     with pytest.raises(HexplorerError, match="epsilon"):
         book.set_budget(-1.0)
 
@@ -281,10 +297,23 @@ def test_cli_budget_refusal_is_one_line_status_2_and_records_nothing(capsys, fle
     before = Ledger(ledger).export()
     status, out, err = _cli(capsys, *base, "--epsilon", "0.75")
     assert status == 2 and out == ""
-    assert err.count("\n") == 1 and "1.5" in err and "5 of its 5 users" in err
+    assert err.count("\n") == 1 and "1.5" in err and "5 of the 5 users" in err
     assert Ledger(ledger).export() == before
     status, out, err = _cli(capsys, "ledger", "--ledger", ledger, "--budget", "3", "--json")
-    assert status == 0 and json.loads(out)["budget"] == 3.0
+    assert status == 2 and "--raise --reason" in err and err.count("\n") == 1
+    status, out, err = _cli(capsys, *base, "--epsilon", "0.75", "--budget", "3")
+    assert status == 2 and "can only confirm or lower" in err and err.count("\n") == 1
+    status, out, err = _cli(
+        capsys, "ledger", "set-budget", "3", "--raise", "--reason", "a second survey",
+        "--ledger", ledger, "--json",
+    )  # fmt: skip
+    report = json.loads(out)
+    assert status == 0 and report["budget"] == 3.0
+    assert report["budget_changes"][-1]["reason"] == "a second survey"
+    assert report["namespaces"] == [
+        {"namespace": "default", "budget": 3.0, "users": 5, "max_user_epsilon": 1.0,
+         "users_near_budget": 0, "releases": 1, "ids": "keep"},
+    ]  # fmt: skip
     status, out, err = _cli(capsys, *base, "--epsilon", "0.75")
     assert status == 0 and json.loads(out)["max_user_epsilon"] == 1.75
 

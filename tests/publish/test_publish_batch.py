@@ -109,10 +109,11 @@ def test_reuse_new_requests_and_budget(hb, book):
     assert again.reused and again.release.release_id == first.release.release_id
     pd.testing.assert_frame_equal(again.release.table, first.release.table)
     assert book.summary().max_user_epsilon == 3.0  # no new charge
-    with pytest.raises(BudgetExceeded, match="past the budget"):
+    with pytest.raises(BudgetExceeded, match="would pass the budget eps = 5") as info:
         pb.publish_all("baseline", hb, 1.0, ledger=book, budget=5.0)  # x would reach 6
-    assert book.summary().releases == 1
-    other = pb.publish_all("baseline", hb, 0.5, ledger=book)  # x: 3 + 1.5 <= 5
+    assert "eps <= 0.666 would fit" in str(info.value)  # x: 3 + 3 eps <= 5
+    assert book.summary().releases == 1 and book.budget() is None  # all or nothing
+    other = pb.publish_all("baseline", hb, 0.5, ledger=book, budget=5.0)  # x: 3 + 1.5 <= 5
     assert not other.reused and book.summary().max_user_epsilon == 4.5
     with pytest.raises(HexplorerError, match="accounting"):
         pb.publish_all("baseline", hb, 0.5, accounting="chop", ledger=book)

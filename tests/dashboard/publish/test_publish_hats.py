@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import pytest
 
 from core.citywide.batch import HatBatch
 from core.publish import Ledger
@@ -24,3 +25,23 @@ def test_every_hat_release_in_the_ledger_tables(tmp_path):
     expected = np.clip(out.release.table["estimate"].to_numpy(), 0.0, 10.0)
     np.testing.assert_array_equal(table["noisy_mean"].to_numpy(), expected)
     assert table["privacy_loss"].tolist() == [2.0, 2.0]  # x is in both HATs
+
+
+def test_a_refused_multi_hat_release_records_nothing(tmp_path, monkeypatch):
+    """Issue 26: a single-HAT mechanism over a whole slot, refused by the budget, used to leave
+    the HATs before the refusal recorded while saying "nothing was recorded"."""
+    from core.citywide.gridset import GridSet, busiest_slot, select_grids
+    from core.data import load_demo, prepare
+    from core.publish import BudgetExceeded, ledger_path
+    from dashboard.common.source.compute import DataSpec, Source
+
+    spec = DataSpec(source=Source.demo(), columns=("user_id", "lat", "lon", "timestamp", "speed"))
+    summaries = prepare(load_demo()).summaries
+    slot = busiest_slot(summaries)
+    gs = GridSet.from_summaries(select_grids(summaries, slot=slot))
+    assert gs.max_grids_per_user >= 2 and gs.n_grids >= 3
+    book = Ledger(ledger_path())
+    book.set_budget(1.5)  # every user in one HAT fits at eps = 1; users in two or more do not
+    with pytest.raises(BudgetExceeded, match="nothing was recorded"):
+        compute.publish(spec, "slot", (), slot, None, "baseline", 1.0, "per-user", "default")
+    assert book.records() == [] and book.user_epsilons().size == 0
