@@ -13,13 +13,14 @@ from __future__ import annotations
 import json
 import sqlite3
 from pathlib import PurePath
-from typing import TYPE_CHECKING
+from typing import Any
 
 from core.errors import HexplorerError
 from core.publish.store import FORMAT, LEDGER_VERSION
 
-if TYPE_CHECKING:
-    from core.publish.ledger import Ledger
+#: A :class:`core.publish.ledger.Ledger` (which imports this module when asked to check or
+#: export; typed loosely here so that the two modules do not import each other).
+Ledger = Any
 
 #: Settings never exported (secret, or of use to an attacker only).
 PRIVATE_SETTINGS = ("salt", "key_check")
