@@ -323,7 +323,7 @@ def _cover(rows: pd.DataFrame, slot: str, p: AdaptiveParams) -> Cover:
     base = _cells_as_ints(base_labels, p.r_max)  # sorted as strings = sorted as integers
     m = rows["m"].to_numpy(dtype=np.int64)
     # one sort of the pairs by (user, cell): any ancestor's pairs of a user are then contiguous
-    order = np.lexsort((base_idx, user_idx))
+    order = np.argsort(user_idx.astype(np.int64) * base.size + base_idx)
     pair_cell, pair_user, pair_m = base_idx[order], user_idx[order], m[order]
     user_change = np.concatenate(([True], pair_user[1:] != pair_user[:-1]))
     levels = list(range(p.r_max, p.r_min - 1, -1))

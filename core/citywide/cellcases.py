@@ -47,9 +47,17 @@ class CellCounts:
     def from_pairs(cls, cell: np.ndarray, m: np.ndarray, *, n_cells: int) -> CellCounts:
         """Pack (cell index, count) pairs, one per (cell, user); every cell in ``range(n_cells)``
         must have a pair (trusted)."""
-        order = np.lexsort((-m, cell))
-        starts = np.searchsorted(cell[order], np.arange(n_cells + 1)).astype(np.int64)
-        return cls(counts=m[order].astype(np.int64), starts=starts)
+        m = np.asarray(m, dtype=np.int64)
+        cell = np.asarray(cell, dtype=np.int64)
+        big = int(m.max(initial=0)) + 1
+        if n_cells * big < 2**62:  # one sort of int64 keys (cell, -m), faster than lexsort
+            key = np.sort(cell * big + (big - 1 - m))
+            cell_sorted, counts = key // big, big - 1 - key % big
+        else:  # pragma: no cover - beyond any city
+            order = np.lexsort((-m, cell))
+            cell_sorted, counts = cell[order], m[order]
+        starts = np.searchsorted(cell_sorted, np.arange(n_cells + 1)).astype(np.int64)
+        return cls(counts=counts, starts=starts)
 
     @cached_property
     def users(self) -> np.ndarray:
