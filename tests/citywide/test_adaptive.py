@@ -215,3 +215,22 @@ def test_bad_inputs():
         adaptive_cover(df, slot="h09", epsilon=1.0, target=3.0)
     with pytest.raises(HexplorerError, match="epsilon"):
         adaptive_cover(df, slot=SLOT, epsilon=0, target=3.0)
+
+
+def test_a_coarse_cell_resolves_to_its_records():
+    # One hexagon reads a released coarse cell through hat_data: the records of its descendants
+    from core.data import hat_data
+
+    near = h3.cell_to_children(ROOTS[0], 7)
+    pairs = [(near[0], "a", 5), (near[1], "a", 2), (near[1], "b", 5), (near[2], "c", 5)]
+    df = summaries(pairs)
+    cover = adaptive_cover(df, slot=SLOT, epsilon=1.0, target=40.0, resolutions=(R_MIN, R_MAX))
+    assert cover.resolution.tolist() == [6]
+    label = f"{cover.cells[0]}/{SLOT}"
+    hat = hat_data(df, label, upper=U)
+    assert (hat.n_users, hat.n_records, hat.hat) == (3, 17, label)
+    assert sorted(hat.counts.tolist()) == [5, 5, 7]
+    want = cover.summaries().sort_values("user_id")
+    assert sorted(hat.sums.tolist()) == sorted(want["s"].tolist())
+    with pytest.raises(HexplorerError, match="Unknown HAT"):
+        hat_data(df, f"{h3.cell_to_parent(BASE[-1], 6)}/{SLOT}", upper=U)
