@@ -160,7 +160,7 @@ def adaptive_map(
     base = frame(cover)
     sh = shown(cover, target=target, upper=spec.upper)
     scale = layers.error_scale(target, u)
-    view, _ = mc.view(spec, slot, width_px)
+    view, _ = maps.fit_view(base["cell"].tolist(), width_px=width_px)  # coarse cells first
     deck = layers.error_deck(
         rows(base, sh, scale),
         view,
@@ -225,7 +225,8 @@ def split_view(spec, slot, base, sh_a, texts_a, target, noise_measure, width_px)
         f"B: adaptive {p.r_max}–{p.r_min} — records within ±{target:g} {u.value}",
         f"{cover.share_records:.0%}",
     )
-    view, half_scale = mc.view(spec, slot, width_px // 2)
+    _, half_scale = mc.view(spec, slot, width_px // 2)
+    view, _ = maps.fit_view(cover.cells.tolist(), width_px=width_px // 2)  # B's coarse cells
     styled = layers.style(sh_a.values, scale, sh_a.classes)
     rows_a = layers.records(base, styled, texts_a, draw=layers.draw_mode(half_scale.hex_px))
     deck = layers.split_deck(
