@@ -22,6 +22,7 @@ import numpy as np
 from core import plan
 from core.citywide import errors
 from core.citywide.gridset import GridSet
+from core.mechanisms import analytic_names
 
 TARGET_S = 0.2
 
@@ -64,7 +65,7 @@ def main() -> None:
         table = errors.error_table(grids, upper=65.0, noise_measure=noise_measure)
         build = time.perf_counter() - t0
         print(f"[{noise_measure}] build: {build:.1f} s, {table.n_steps:,} staircase steps")
-        for mechanism in plan.ANALYTIC_MECHANISMS:
+        for mechanism in analytic_names():
             times = []
             for eps in np.exp(rng.uniform(np.log(0.05), np.log(10.0), 25)):
                 t0 = time.perf_counter()

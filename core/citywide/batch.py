@@ -56,18 +56,16 @@ import polars as pl
 from core import worstcase
 from core.errors import HexplorerError
 from core.hat import HatData
-from core.mechanisms import MECHANISMS, get_mechanism, release
-from core.params import ceil_two_over_epsilon, check_epsilon, check_upper
-
-#: Mechanisms computed in one vectorised pass (the others loop over HATs).
-VECTORISED = (
-    "baseline",
-    "arrayavg-wrap",
-    "arrayavg-best",
-    "opt-arrayavg",
-    "opt-arrayavg-convex",
-    "opt-bounding",
+from core.mechanisms import (
+    MECHANISMS,
+    BatchRelease,
+    get_mechanism,
+    get_rule,
+    release,
+    vectorised_names,
 )
+from core.params import check_epsilon, check_upper
+
 RELEASE_COLUMNS = [
     "hat",
     "mechanism",
@@ -85,7 +83,6 @@ RELEASE_COLUMNS = [
 
 __all__ = [
     "RELEASE_COLUMNS",
-    "VECTORISED",
     "HatBatch",
     "hat_key",
     "hat_keys",
@@ -283,6 +280,25 @@ class HatBatch:
     def seg_sum(self, values: np.ndarray) -> np.ndarray:
         """Sum of ``values`` (one per user row) per HAT."""
         return np.add.reduceat(values, self.offsets[:-1])
+
+    def rule_m(self, rule: str, epsilon: float) -> np.ndarray:
+        """Every HAT's m_UB under the m_UB rule ``rule`` at ``epsilon`` (the kernels below for
+        the built-in rules; any other rule is called once per HAT)."""
+        kernel = _RULE_KERNELS.get(rule)
+        if kernel is not None:
+            return kernel(self, epsilon)
+        fn = get_rule(rule)
+        o = self.offsets.tolist()
+        return np.array(
+            [fn(self.counts[o[h] : o[h + 1]], self.upper, epsilon) for h in range(self.n_hats)],
+            dtype=np.int64,
+        )
+
+    def array_means(self, m_ub: np.ndarray, grouping: str) -> tuple[np.ndarray, np.ndarray]:
+        """Every HAT's (f_arr, number of arrays) for ``grouping`` arrays of length ``m_ub``."""
+        if grouping == "wraparound":
+            return wraparound_means(self, m_ub)
+        return bestfit_means(self, m_ub)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -532,58 +548,15 @@ def bestfit_means(b: HatBatch, m_ub: np.ndarray) -> tuple[np.ndarray, np.ndarray
 # Release
 
 
-@dataclass(frozen=True, kw_only=True, eq=False)
-class _Noiseless:
-    m_ub: np.ndarray  # -1 where the mechanism has no arrays
-    n_arrays: np.ndarray  # -1 likewise
-    sensitivity: np.ndarray
-    noise_scale: np.ndarray
-    noiseless: np.ndarray
+_Noiseless = BatchRelease
 
 
-def _vectorised(name: str, b: HatBatch, epsilon: float) -> _Noiseless:
-    u = b.upper
-    n = b.seg_sum(b.counts)
-    none = np.full(b.n_hats, -1, dtype=np.int64)
-    if name == "baseline":
-        m_max = b.counts[b.offsets[:-1]]
-        sens = u * m_max / n
-        return _Noiseless(
-            m_ub=none, n_arrays=none, sensitivity=sens, noise_scale=sens / epsilon,
-            noiseless=b.seg_sum(b.sums) / n,
-        )  # fmt: skip
-    if name == "opt-bounding":
-        t = ceil_two_over_epsilon(epsilon)
-        lengths = b.lengths
-        kth = b.counts[b.offsets[:-1] + np.minimum(t, lengths) - 1]
-        t_eps = np.where(t <= lengths, u * kth, 0.0)
-        m = b.counts.astype(np.float64)
-        te = t_eps[b.segment]
-        lo = np.maximum((u * m - te) / (2.0 * m), 0.0)
-        hi = np.minimum((u * m + te) / (2.0 * m), u)
-        noiseless = b.seg_sum(m * np.clip(b.sums / b.counts, lo, hi)) / n
-        sens = t_eps / n
-        return _Noiseless(
-            m_ub=none, n_arrays=none, sensitivity=sens, noise_scale=sens / epsilon,
-            noiseless=noiseless,
-        )  # fmt: skip
-    rule = MECHANISMS[name].m_ub_rule
-    if rule == "median":
-        m_ub = _median(b)
-    elif rule == "opt":
-        m_ub = _m_opt(b, epsilon)
-    else:
-        m_ub = _m_convex(b)
-    if MECHANISMS[name].grouping == "wraparound":
-        f_arr, k = wraparound_means(b, m_ub)
-        factor = 2.0
-    else:
-        f_arr, k = bestfit_means(b, m_ub)
-        factor = 1.0
-    sens = factor * u / k
-    return _Noiseless(
-        m_ub=m_ub, n_arrays=k, sensitivity=sens, noise_scale=sens / epsilon, noiseless=f_arr
-    )
+def _vectorised(name: str, b: HatBatch, epsilon: float) -> BatchRelease:
+    """The registry's all-HATs release of ``name`` (``Mechanism.release_all``)."""
+    form = MECHANISMS[name].release_all
+    if form is None:
+        raise HexplorerError(f"{name} has no all-HATs release form.")
+    return form(b, epsilon)
 
 
 def release_all(
@@ -618,7 +591,7 @@ def release_all(
     epsilon = check_epsilon(epsilon)
     if isinstance(seed, bool) or not isinstance(seed, int | np.integer):
         raise HexplorerError(f"The 'seed' parameter must be an integer. Got {seed!r} instead.")
-    if name not in VECTORISED:
+    if MECHANISMS[name].release_all is None:
         return release_loop(name, batch, epsilon, seed=seed, progress=progress)
     parts = _vectorised(name, batch, epsilon)
     estimate = parts.noiseless + first_laplace(
@@ -646,7 +619,7 @@ def release_all(
 def evaluate_all(name: str, batch: HatBatch, epsilon: float) -> pd.DataFrame:
     """Every HAT's exact mean absolute error at ε for a vectorised mechanism (no sampling).
 
-    For the mechanisms of :data:`VECTORISED` the value before noise is a fixed number ``v`` (no
+    For the mechanisms with an all-HATs form (``core.mechanisms.vectorised_names()``) the value before noise is a fixed number ``v`` (no
     private interval), so with ``d = v − f`` and Laplace scale ``b`` the papers' MAE (SPEC
     section 3, Evaluation) is ``E|d + Lap(b)| = |d| + b·exp(−|d|/b)`` (``|d|`` when b = 0):
     the same quantity :func:`core.evaluation.monte_carlo` estimates by sampling.
@@ -661,9 +634,9 @@ def evaluate_all(name: str, batch: HatBatch, epsilon: float) -> pd.DataFrame:
     """
     get_mechanism(name)
     epsilon = check_epsilon(epsilon)
-    if name not in VECTORISED:
+    if MECHANISMS[name].release_all is None:
         raise HexplorerError(
-            f"evaluate_all computes exact errors for {', '.join(VECTORISED)}; {name} draws a "
+            f"evaluate_all computes exact errors for {', '.join(vectorised_names())}; {name} draws a "
             "private interval or threshold, so its error needs sampling (monte_carlo)."
         )
     parts = _vectorised(name, batch, epsilon)
@@ -724,3 +697,11 @@ def release_loop(
         if progress is not None and (h + 1) % 1000 == 0:
             progress(h + 1, batch.n_hats)
     return pd.DataFrame(rows, columns=RELEASE_COLUMNS)
+
+
+#: Vectorised m_UB per HAT for the built-in rules (HatBatch.rule_m calls any other rule per HAT).
+_RULE_KERNELS = {
+    "median": lambda b, epsilon: _median(b),
+    "opt": _m_opt,
+    "convex": lambda b, epsilon: _m_convex(b),
+}

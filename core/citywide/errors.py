@@ -2,8 +2,9 @@
 
 Two views of "how far off is each hexagon's release expected to be":
 
-- the **analytic worst case** of a mechanism at its m_UB rule, for the mechanisms SPEC gives one
-  for (:data:`core.plan.ANALYTIC_MECHANISMS`): E(m^(ε)) for opt-arrayavg, E(m_UB) at the median
+- the **analytic worst case** of a mechanism at its m_UB rule, for the mechanisms whose registry
+  entry carries one (``Mechanism.worst_case``, :func:`core.mechanisms.analytic_names`; each
+  entry's ``many`` form is evaluated here): E(m^(ε)) for opt-arrayavg, E(m_UB) at the median
   (arrayavg-best) or m_UB^(O,2) (opt-arrayavg-convex), Baseline's ``c U m* / (N ε)`` and
   opt-bounding's E^OPT(ε) — :func:`error_table` once, then :func:`errors_at` for each ε;
 - the **simulated** ``q``-quantile of |error| for any mechanism (seeded):
@@ -12,7 +13,7 @@ Two views of "how far off is each hexagon's release expected to be":
 Built once, answered per ε without a loop over HATs. :func:`error_table` builds every HAT's
 m^(ε) staircase (:func:`core.worstcase.staircase`, exact breakpoints; HATs with the same
 multiset of counts share one computation) and packs all of them into one table sorted by HAT and
-ε, with offsets: HAT h's steps are rows ``step_starts[h]:step_starts[h + 1]``, each with its
+ε, with offsets (:class:`Staircase`): HAT h's steps are rows ``starts[h]:starts[h + 1]``, each with its
 ``epsilon_to``, m and S(m). At a new ε, HAT h's step is the number of its steps ending before ε
 (``bisect_left`` on the step ends, as :func:`core.worstcase.step_at`): one comparison over the
 table and one segmented sum (``np.add.reduceat`` over the offsets), O(steps) in numpy, no Python
@@ -29,14 +30,21 @@ from __future__ import annotations
 
 import math
 import zlib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
 
-from core import worstcase as wc
 from core.citywide.gridset import GridSet, _as_gridset
 from core.errors import HexplorerError, NotApplicableError
+from core.mechanisms import (
+    MECHANISMS,
+    RULES,
+    analytic_form,
+    analytic_names,
+    get_analytic,
+    get_mechanism,
+)
 from core.params import check_epsilon, check_noise_measure, check_positive_int, check_upper
 
 __all__ = [
@@ -63,24 +71,45 @@ ERROR_COLUMNS = (
 
 
 @dataclass(frozen=True, kw_only=True, eq=False)
+class Staircase:
+    """Every HAT's steps of an m_UB rule that moves with ε (m^(ε)), packed with offsets.
+
+    HAT h's steps are rows ``starts[h]:starts[h + 1]``; ``to`` is each step's ``epsilon_to``
+    (inf for a HAT's last step), ``m`` its m_UB and ``s`` its S(m).
+    """
+
+    starts: np.ndarray
+    to: np.ndarray
+    m: np.ndarray
+    s: np.ndarray
+
+    @property
+    def start(self) -> np.ndarray:
+        """(T,) each step's ``epsilon_from`` (0 for a HAT's first step)."""
+        out = np.concatenate(([0.0], self.to[:-1]))
+        out[self.starts[:-1]] = 0.0
+        return out
+
+
+@dataclass(frozen=True, kw_only=True, eq=False)
 class ErrorTable:
-    """Every HAT's staircase and the per-HAT numbers the analytic worst cases need.
+    """Every HAT's counts and the per-HAT numbers the analytic worst cases need.
 
     Build it with :func:`error_table` (cacheable: plain numpy arrays, picklable); the
-    constructor trusts its inputs. H HATs, T staircase steps in all, P (HAT, user) pairs.
+    constructor trusts its inputs. H HATs, P (HAT, user) pairs. The registry's worst-case forms
+    (:class:`core.mechanisms.forms.WorstCaseForm`) read it by attribute.
 
     Attributes
     ----------
     upper, noise_measure : U and the noise measure the staircases were built for.
     hats, cells, slots : (H,) labels (``hats`` as ``hexplorer hats`` prints them).
     users, records, m_max : (H,) int64: L, N and m* per HAT.
-    step_starts : (H + 1,) int64; HAT h's steps are ``step_starts[h]:step_starts[h + 1]``.
-    step_to : (T,) float64, each step's ``epsilon_to`` (inf for a HAT's last step).
-    step_m, step_s : (T,) int64, the step's m = m^(ε) and S(m).
-    median_m, median_s, convex_m, convex_s : (H,) int64, the fixed rules' m_UB and S(m_UB).
     count_starts : (H + 1,) int64; HAT h's counts are ``count_starts[h]:count_starts[h + 1]``.
     counts_desc : (P,) int64, each HAT's counts, descending.
     top : (P,) int64, running sums of ``counts_desc`` within each HAT (Σ_{j≤k} m_(j)).
+    fixed : dict rule name -> ((H,) m_UB, (H,) S(m_UB)) for the counts-only m_UB rules of the
+        analytic mechanisms (median, m^(O,2), ...).
+    stairs : dict rule name -> :class:`Staircase` for the rules that move with ε (m^(ε)).
     """
 
     upper: float
@@ -91,34 +120,16 @@ class ErrorTable:
     users: np.ndarray
     records: np.ndarray
     m_max: np.ndarray
-    step_starts: np.ndarray
-    step_to: np.ndarray
-    step_m: np.ndarray
-    step_s: np.ndarray
-    median_m: np.ndarray
-    median_s: np.ndarray
-    convex_m: np.ndarray
-    convex_s: np.ndarray
     count_starts: np.ndarray
     counts_desc: np.ndarray
     top: np.ndarray
+    fixed: dict
+    stairs: dict
 
     @property
     def n_hats(self) -> int:
         """H, the number of HATs."""
         return int(self.hats.size)
-
-    @property
-    def n_steps(self) -> int:
-        """T, the number of staircase steps of all HATs."""
-        return int(self.step_to.size)
-
-    @property
-    def step_from(self) -> np.ndarray:
-        """(T,) each step's ``epsilon_from`` (0 for a HAT's first step)."""
-        out = np.concatenate(([0.0], self.step_to[:-1]))
-        out[self.step_starts[:-1]] = 0.0
-        return out
 
     def index_of(self, hat: str) -> int:
         """The row of HAT ``hat`` ("CELL/SLOT")."""
@@ -127,10 +138,78 @@ class ErrorTable:
             raise HexplorerError(f"hat={hat!r} is not one of the table's HATs.")
         return int(hit[0])
 
+    def segment_sums(self, values: np.ndarray) -> np.ndarray:
+        """One sum per HAT of ``values``, one value per (HAT, user) pair (``counts_desc``'s)."""
+        return _segment_sums(values, self.count_starts)
+
+    def rule_m_s(self, rule: str, eps: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Each HAT's m_UB under ``rule`` at its own ε ``eps[h]``, and S(m_UB)."""
+        if rule in self.fixed:
+            return self.fixed[rule]
+        st = self._stairs(rule)
+        if np.all(eps == eps[0]):
+            before = st.to < eps[0]
+        else:
+            before = st.to < np.repeat(eps, np.diff(st.starts))
+        # HAT h's step at ε: the number of its steps ending before ε (as worstcase.step_at)
+        row = st.starts[:-1] + _segment_sums(before.astype(np.int64), st.starts)
+        return st.m[row], st.s[row]
+
+    def rule_pieces(self, rule: str):
+        """(HAT of each piece, lo, hi, m, S(m)): the pieces of ε on which ``rule``'s m_UB is
+        fixed, grouped by HAT (one piece (0, inf) per HAT for a counts-only rule)."""
+        if rule in self.fixed:
+            m, s = self.fixed[rule]
+            n = self.n_hats
+            return np.arange(n), np.zeros(n), np.full(n, np.inf), m, s
+        st = self._stairs(rule)
+        hat = np.repeat(np.arange(self.n_hats), np.diff(st.starts))
+        return hat, st.start, st.to, st.m, st.s
+
+    def _stairs(self, rule: str) -> Staircase:
+        try:
+            return self.stairs[rule]
+        except KeyError:
+            raise HexplorerError(
+                f"The table holds no m_UB rule {rule!r}: build it (error_table) after "
+                "registering the mechanism that uses it."
+            ) from None
+
+    def take(self, idx: np.ndarray) -> ErrorTable:
+        """The HATs ``idx`` as a table of their own (offsets rebuilt)."""
+        if idx.size == self.n_hats:
+            return self
+
+        def rows(starts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+            lengths = np.diff(starts)[idx]
+            new_starts = np.concatenate(([0], np.cumsum(lengths))).astype(np.int64)
+            take = np.repeat(starts[idx] - new_starts[:-1], lengths) + np.arange(new_starts[-1])
+            return new_starts, take
+
+        count_starts, pairs = rows(self.count_starts)
+        stairs = {}
+        for rule, st in self.stairs.items():
+            starts, steps = rows(st.starts)
+            stairs[rule] = Staircase(starts=starts, to=st.to[steps], m=st.m[steps], s=st.s[steps])
+        return replace(
+            self,
+            hats=self.hats[idx], cells=self.cells[idx], slots=self.slots[idx],
+            users=self.users[idx], records=self.records[idx], m_max=self.m_max[idx],
+            count_starts=count_starts, counts_desc=self.counts_desc[pairs], top=self.top[pairs],
+            fixed={r: (m[idx], s[idx]) for r, (m, s) in self.fixed.items()}, stairs=stairs,
+        )  # fmt: skip
+
 
 def _segment_sums(values: np.ndarray, starts: np.ndarray) -> np.ndarray:
     """Sum of ``values`` over each segment ``starts[h]:starts[h + 1]`` (all non-empty)."""
     return np.add.reduceat(values, starts[:-1])
+
+
+def _analytic_rules() -> tuple[list, list]:
+    """(counts-only rules, staircase rules) the registered analytic mechanisms use."""
+    used = {MECHANISMS[name].m_ub_rule for name in analytic_names() if MECHANISMS[name].uses_m_ub}
+    rules = [r for name, r in RULES.items() if name in used]
+    return [r for r in rules if r.counts_only], [r for r in rules if r.staircase is not None]
 
 
 def error_table(grids, *, upper: float, noise_measure: str = "mean") -> ErrorTable:
@@ -151,8 +230,8 @@ def error_table(grids, *, upper: float, noise_measure: str = "mean") -> ErrorTab
     >>> df = pd.DataFrame({"hat": ["a/s"] * 3 + ["b/s"], "cell": ["a"] * 3 + ["b"],
     ...     "slot": ["s"] * 4, "user_id": ["x", "y", "z", "x"], "m": [3, 2, 1, 4],
     ...     "s": [30.0, 20.0, 10.0, 40.0], "q": [300.0, 200.0, 100.0, 400.0]})
-    >>> t = error_table(df, upper=65.0)
-    >>> t.step_starts.tolist(), t.step_m.tolist(), t.step_to.tolist()
+    >>> st = error_table(df, upper=65.0).stairs["opt"]
+    >>> st.starts.tolist(), st.m.tolist(), st.to.tolist()
     ([0, 3, 4], [1, 2, 3, 4], [0.2, 0.6, inf, inf])
     """
     g: GridSet = _as_gridset(grids)
@@ -168,36 +247,49 @@ def error_table(grids, *, upper: float, noise_measure: str = "mean") -> ErrorTab
     before = np.concatenate(([0], csum[starts[1:-1] - 1]))
     top = csum - np.repeat(before, users)
     m_max = counts[starts[:-1]]
-    # median: the ceil(L/2)-th largest count (SPEC section 1)
-    median_m = counts[starts[:-1] + (users + 1) // 2 - 1]
 
     def s_of(m_per_hat: np.ndarray) -> np.ndarray:
         return _segment_sums(np.minimum(counts, np.repeat(m_per_hat, users)), starts)
 
-    median_s = s_of(median_m)
-    # Staircases and m_UB^(O,2): one computation per distinct multiset of counts.
-    memo: dict[bytes, tuple[list, int]] = {}
-    step_lists = []
-    convex_m = np.empty(n_hats, dtype=np.int64)
-    starts_l = starts.tolist()
-    for h in range(n_hats):
-        seg = counts[starts_l[h] : starts_l[h + 1]]
-        key = seg.tobytes()
-        hit = memo.get(key)
-        if hit is None:
-            hit = (wc.staircase(seg, upper, noise_measure), wc.m_convex(seg))
-            memo[key] = hit
-        step_lists.append(hit[0])
-        convex_m[h] = hit[1]
-    convex_s = s_of(convex_m)
-    n_steps = np.fromiter((len(s) for s in step_lists), dtype=np.int64, count=n_hats)
-    step_to = np.fromiter((st.epsilon_to for steps in step_lists for st in steps), dtype=np.float64)
-    step_m = np.fromiter((st.m for steps in step_lists for st in steps), dtype=np.int64)
-    step_starts = np.concatenate(([0], np.cumsum(n_steps))).astype(np.int64)
-    step_hat = np.repeat(np.arange(n_hats), n_steps)
-    # S(m) of each step: Σ_l min(m_l, m) over the HAT's users, by binary search on the HAT's
-    # ascending counts and prefix sums (no loop per HAT).
-    step_s = _s_at(counts, starts, top, step_hat, step_m)
+    fixed_rules, stair_rules = _analytic_rules()
+    fixed_m = {r.name: r.many(counts, starts) for r in fixed_rules if r.many is not None}
+    slow = [r for r in fixed_rules if r.many is None]
+    for r in slow:
+        fixed_m[r.name] = np.empty(n_hats, dtype=np.int64)
+    # Staircases and the other rules: one computation per distinct multiset of counts.
+    memo: dict[bytes, tuple[list, list]] = {}
+    step_lists: dict[str, list] = {r.name: [] for r in stair_rules}
+    if slow or stair_rules:
+        starts_l = starts.tolist()
+        for h in range(n_hats):
+            seg = counts[starts_l[h] : starts_l[h + 1]]
+            key = seg.tobytes()
+            hit = memo.get(key)
+            if hit is None:
+                hit = (
+                    [r.staircase(seg, upper, noise_measure) for r in stair_rules],
+                    [r(seg, math.nan, math.nan) for r in slow],
+                )
+                memo[key] = hit
+            for r, steps in zip(stair_rules, hit[0], strict=True):
+                step_lists[r.name].append(steps)
+            for r, m in zip(slow, hit[1], strict=True):
+                fixed_m[r.name][h] = m
+    fixed = {name: (m, s_of(m)) for name, m in fixed_m.items()}
+    stairs = {}
+    for name, lists in step_lists.items():
+        n_steps = np.fromiter((len(s) for s in lists), dtype=np.int64, count=n_hats)
+        step_m = np.fromiter((st.m for steps in lists for st in steps), dtype=np.int64)
+        step_starts = np.concatenate(([0], np.cumsum(n_steps))).astype(np.int64)
+        step_hat = np.repeat(np.arange(n_hats), n_steps)
+        stairs[name] = Staircase(
+            starts=step_starts,
+            to=np.fromiter((st.epsilon_to for steps in lists for st in steps), dtype=np.float64),
+            m=step_m,
+            # S(m) of each step: Σ_l min(m_l, m) over the HAT's users, by binary search on the
+            # HAT's ascending counts and prefix sums (no loop per HAT).
+            s=_s_at(counts, starts, top, step_hat, step_m),
+        )
     return ErrorTable(
         upper=upper,
         noise_measure=noise_measure,
@@ -207,17 +299,11 @@ def error_table(grids, *, upper: float, noise_measure: str = "mean") -> ErrorTab
         users=users,
         records=records,
         m_max=m_max,
-        step_starts=step_starts,
-        step_to=step_to,
-        step_m=step_m,
-        step_s=step_s,
-        median_m=median_m,
-        median_s=median_s,
-        convex_m=convex_m,
-        convex_s=convex_s,
         count_starts=starts,
         counts_desc=counts,
         top=top,
+        fixed=fixed,
+        stairs=stairs,
     )
 
 
@@ -285,56 +371,10 @@ class ErrorsAt:
         )
 
 
-def _parts(
-    table: ErrorTable, eps: np.ndarray, mechanism: str
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """(m_ub, clipping, noise, total) of every HAT at its own ε ``eps[h]`` (float64 (H,), > 0).
-
-    Operation order follows :mod:`core.worstcase` so that the values agree to the last bits.
-    """
-    from core.plan import ceil_two_over_epsilon_array, m_rule
-
-    u = table.upper
-    c = check_noise_measure(table.noise_measure)
-    n = table.records
-    if mechanism == "baseline":
-        noise = c * u * table.m_max / (n * eps)
-        return np.full(n.size, -1, dtype=np.int64), np.zeros(n.size), noise, noise
-    if mechanism == "opt-bounding":
-        k = ceil_two_over_epsilon_array(eps)
-        inside = k <= table.users
-        row = table.count_starts[:-1] + np.minimum(k, table.users) - 1
-        m_k = np.where(inside, table.counts_desc[row], 0)
-        top_k = np.where(inside, table.top[row], n)
-        k_in = np.where(inside, k, 0)
-        t = u * m_k
-        bias = u * (top_k - k_in * m_k) / 2.0
-        noise = c * t / eps
-        total = (bias + noise) / n
-        return np.full(n.size, -1, dtype=np.int64), bias / n, noise / n, total
-    rule = m_rule(mechanism)
-    if rule == "opt":
-        if np.all(eps == eps[0]):
-            before = table.step_to < eps[0]
-        else:
-            before = table.step_to < np.repeat(eps, np.diff(table.step_starts))
-        row = table.step_starts[:-1] + _segment_sums(before.astype(np.int64), table.step_starts)
-        m, s = table.step_m[row], table.step_s[row]
-    elif rule == "median":
-        m, s = table.median_m, table.median_s
-    elif rule == "convex":
-        m, s = table.convex_m, table.convex_s
-    else:  # pragma: no cover - check_analytic admits no other rule
-        raise HexplorerError(f"{mechanism!r} has no analytic worst case.")
-    clipping = u * (1.0 - s / n)
-    noise = c * u * m / (eps * s)
-    return m, clipping, noise, clipping + noise
-
-
 def totals(table: ErrorTable, eps: np.ndarray, mechanism: str) -> tuple[np.ndarray, np.ndarray]:
     """(m_ub, worst case) of every HAT at its own ε ``eps[h]``: the vectorised evaluator that
     :mod:`core.plan`'s city functions use (``eps`` is trusted: float64 (H,), > 0)."""
-    m, _, _, total = _parts(table, eps, mechanism)
+    m, _, _, total = analytic_form(mechanism).many(table, eps)
     return m, total
 
 
@@ -347,7 +387,7 @@ def errors_at(table: ErrorTable, epsilon: float, mechanism: str = "opt-arrayavg"
         From :func:`error_table` (its U and noise measure apply).
     epsilon : float
     mechanism : str
-        One of :data:`core.plan.ANALYTIC_MECHANISMS` (default opt-arrayavg, as ``hexplorer
+        One of :func:`core.mechanisms.analytic_names` (default opt-arrayavg, as ``hexplorer
         worstcase``).
 
     Returns
@@ -360,16 +400,14 @@ def errors_at(table: ErrorTable, epsilon: float, mechanism: str = "opt-arrayavg"
     >>> e.m_ub.tolist(), e.total.tolist()
     ([3], [32.5])
     """
-    from core.plan import check_analytic
-
     if not isinstance(table, ErrorTable):
         raise HexplorerError(
             f"The 'table' parameter must be an ErrorTable. Got {type(table).__name__} instead."
         )
     epsilon = check_epsilon(epsilon)
-    name = check_analytic(mechanism)
+    name = get_analytic(mechanism).name
     eps = np.full(table.n_hats, epsilon)
-    m, clipping, noise, total = _parts(table, eps, name)
+    m, clipping, noise, total = analytic_form(name).many(table, eps)
     return ErrorsAt(
         table=table,
         mechanism=name,
@@ -423,7 +461,7 @@ def simulated_quantiles(
     """
     from core.evaluation import abs_error_statistic
     from core.hat import HatData
-    from core.mechanisms import get_mechanism, run_mechanism
+    from core.mechanisms import run_mechanism
 
     g: GridSet = _as_gridset(grids)
     epsilon = check_epsilon(epsilon)

@@ -8,6 +8,7 @@ from typing import Any
 
 from core.cli import common
 from core.errors import HexplorerError
+from core.mechanisms import analytic_names
 
 
 def register(sub: Any, data: argparse.ArgumentParser, names: list[str]) -> None:
@@ -81,7 +82,7 @@ def run(args: argparse.Namespace) -> Any:
         if value is not None:
             raise HexplorerError(f"{flag} needs --all (every HAT at once).")
     hat = common.hat_of(args)
-    if args.mechanism in plan.ANALYTIC_MECHANISMS:
+    if args.mechanism in analytic_names():
         result = plan.epsilon_for_error(
             hat.counts, upper, target, args.mechanism, args.noise_measure
         )
@@ -112,10 +113,10 @@ def run_all(args: argparse.Namespace, upper: float, target: float) -> Any:
     from core.citywide.gridset import grid_set
 
     coverage = plan.check_coverage(args.coverage)
-    if args.mechanism not in plan.ANALYTIC_MECHANISMS:
+    if args.mechanism not in analytic_names():
         raise HexplorerError(
             f"--all needs a mechanism with an analytic worst case "
-            f"({', '.join(plan.ANALYTIC_MECHANISMS)}); {args.mechanism} has none."
+            f"({', '.join(analytic_names())}); {args.mechanism} has none."
         )
     grids = grid_set(common.prepared(args).summaries, slot=args.slot_filter, day=args.day)
     table = error_table(grids, upper=upper, noise_measure=args.noise_measure)

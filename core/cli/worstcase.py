@@ -144,15 +144,15 @@ def run_all(args: argparse.Namespace, upper: float) -> Any:
 
     from core.citywide import errors
     from core.citywide.gridset import grid_set
+    from core.mechanisms import analytic_names
     from core.params import check_positive_int
-    from core.plan import ANALYTIC_MECHANISMS
 
     if args.counts is not None:
         raise HexplorerError("--all reads DATA (every HAT), not --counts.")
-    analytic = args.mechanism in ANALYTIC_MECHANISMS
+    analytic = args.mechanism in analytic_names()
     if not analytic and args.trials is None:
         raise HexplorerError(
-            f"{args.mechanism} has no analytic worst case ({', '.join(ANALYTIC_MECHANISMS)} do); "
+            f"{args.mechanism} has no analytic worst case ({', '.join(analytic_names())} do); "
             "add --trials N to simulate its 90% quantile of |error|."
         )
     trials = None if args.trials is None else check_positive_int("trials", args.trials)

@@ -10,6 +10,8 @@ A package by family; every public name is importable from ``core.mechanisms`` as
 - :mod:`~core.mechanisms.quantile_levy`: ``levy-wrap``, ``quantile-fixed-wrap``, ``levy``,
   ``quantile-fixed``, ``quantile-eps`` (PrivateInterval, private quantiles);
 - :mod:`~core.mechanisms.bounding`: ``opt-bounding``, ``akmv``;
+- :mod:`~core.mechanisms.forms`: what an entry may carry beside its run: the closed-form worst
+  case (one HAT and every HAT) and the all-HATs release;
 - :mod:`~core.mechanisms.noise`: all randomness (monkeypatch it there in privacy tests);
 - :mod:`~core.mechanisms.api`: :func:`run_mechanism`, :func:`release`, :func:`default_m_ub`;
 - :mod:`~core.mechanisms.docs`: the generated mechanism tables of README and CONTRIBUTING.
@@ -19,12 +21,14 @@ Every mechanism has the same signature, ``(hat, epsilon, m_ub, rng, size) -> Dra
 interval estimation included, is redrawn per run); :func:`release` is one run with scalar fields.
 
 Adding a mechanism: one module that builds a :class:`Mechanism` and calls :func:`register`
-(imported below, or from anywhere at run time), plus its test; see CONTRIBUTING.md.
+(a new module of this package is imported below by itself, or register from anywhere at run
+time), plus its test; see CONTRIBUTING.md.
 """
 
 from __future__ import annotations
 
 from core.mechanisms.common import clipped_mean
+from core.mechanisms.forms import BatchRelease, Pieces, WorstCaseForm, WorstParts
 from core.mechanisms.noise import (
     exponential_mechanism_probabilities,
     private_quantile_distribution,
@@ -38,6 +42,10 @@ from core.mechanisms.registry import (
     Mechanism,
     Release,
     Rule,
+    analytic_form,
+    analytic_names,
+    default_names,
+    get_analytic,
     get_mechanism,
     get_rule,
     mechanism_key,
@@ -47,6 +55,7 @@ from core.mechanisms.registry import (
     rules_in_use,
     unregister,
     unregister_rule,
+    vectorised_names,
 )
 
 # isort: off
@@ -75,12 +84,20 @@ __all__ = [
     "Draws",
     "IntervalDistribution",
     "Mechanism",
+    "BatchRelease",
+    "Pieces",
     "Release",
     "Rule",
+    "WorstCaseForm",
+    "WorstParts",
     "akmv_level",
+    "analytic_form",
+    "analytic_names",
     "clipped_mean",
     "default_m_ub",
+    "default_names",
     "exponential_mechanism_probabilities",
+    "get_analytic",
     "get_mechanism",
     "get_rule",
     "levy_tau",
@@ -97,4 +114,23 @@ __all__ = [
     "run_mechanism",
     "unregister",
     "unregister_rule",
+    "vectorised_names",
 ]
+
+#: The package's modules that are not families (everything else registers mechanisms).
+_MACHINERY = frozenset({"api", "common", "docs", "forms", "noise", "registry"})
+
+
+def _import_new_families() -> None:
+    """Import every other module of this package (a new family), by name, after the four above:
+    adding a mechanism's module edits no other file (``register(..., before=...)`` places it)."""
+    import importlib
+    import pkgutil
+
+    known = _MACHINERY | {"baseline", "array_averaging", "quantile_levy", "bounding"}
+    for info in sorted(pkgutil.iter_modules(__path__), key=lambda i: i.name):
+        if info.name not in known and not info.name.startswith("_"):
+            importlib.import_module(f"{__name__}.{info.name}")
+
+
+_import_new_families()

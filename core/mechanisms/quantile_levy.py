@@ -222,6 +222,7 @@ for _mechanism in (
         description=f"[a, b] from PrivateInterval (ε/2, γ = 0.2), {_INTERVAL}.",
         reference=f"{_S0}-D", spec="SPEC §3 (PrivateInterval)", grouping="bestfit",
         m_ub_rule="levy", colour="#CC79A7", run=_levy("bestfit", "levy"), laplace_share=0.5,
+        default=True,
     ),
     Mechanism(
         name="quantile-fixed", title="FixedQuantile (BestFit)", family="Levy and quantile",

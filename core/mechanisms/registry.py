@@ -2,11 +2,13 @@
 
 Each :class:`Mechanism` carries its name (the SPEC section 3 name), plain title, family,
 description, paper and SPEC references, default m_UB rule, grouping, Laplace budget share, fixed
-colour and run function. Everything else reads this registry: the CLI's choices,
-``core.evaluation``, publishing, the dashboard's picker, rule marks, colours and legend order,
-the Learn page's "Mechanisms" section and the tables of README and CONTRIBUTING
-(``python -m core.mechanisms.docs``). Adding a mechanism is one module that calls
-:func:`register` (and its test); nothing else is edited.
+colour, run function and, where they exist, its closed-form worst case and its all-HATs release
+(:mod:`core.mechanisms.forms`) and whether the dashboard selects it by default. Everything else
+reads this registry: the CLI's choices, ``core.evaluation``, publishing, the dashboard's picker,
+rule marks, colours and legend order, the Map's and Whole city's error colouring, the plan,
+``worstcase --all``, ``release --all``, the Learn page's "Mechanisms" section and the tables of
+README and CONTRIBUTING (``python -m core.mechanisms.docs``). Adding a mechanism is one module
+that calls :func:`register` (and its test); nothing else is edited.
 
 The default m_UB rules are named entries of :data:`RULES` (function, label, symbol, colour,
 one-line help); :func:`core.mechanisms.default_m_ub` looks the rule up and an unknown rule is an
@@ -28,6 +30,7 @@ import numpy as np
 
 from core import worstcase
 from core.errors import HexplorerError
+from core.mechanisms.forms import WorstCaseForm
 
 __all__ = [
     "FAMILIES",
@@ -38,6 +41,10 @@ __all__ = [
     "Mechanism",
     "Release",
     "Rule",
+    "analytic_form",
+    "analytic_names",
+    "default_names",
+    "get_analytic",
     "get_mechanism",
     "get_rule",
     "mechanism_key",
@@ -47,6 +54,7 @@ __all__ = [
     "rules_in_use",
     "unregister",
     "unregister_rule",
+    "vectorised_names",
 ]
 
 
@@ -180,6 +188,14 @@ class Rule:
     counts_only : bool
         True when ``fn`` reads the counts only (not U, ε or the noise measure), so the m_UB is
         the same at every ε (``core.plan`` relies on it).
+    staircase : callable or None
+        For a rule that moves with ε: ``staircase(counts, upper, noise_measure) -> [Step]``, the
+        exact steps of its m_UB along ε (:func:`core.worstcase.staircase`); with it (or
+        ``counts_only``) an Array-Averaging mechanism at this rule has a closed-form worst case.
+    many : callable or None
+        For a ``counts_only`` rule: ``many(counts_desc, starts) -> m_UB per HAT``, vectorised
+        over HATs laid end to end (counts descending within each); without it every distinct
+        multiset of counts calls ``fn`` once.
     """
 
     name: str
@@ -189,6 +205,8 @@ class Rule:
     help: str
     fn: RuleFn = field(repr=False)
     counts_only: bool = False
+    staircase: Callable | None = field(default=None, repr=False)
+    many: Callable | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not _NAME.match(self.name):
@@ -212,13 +230,15 @@ RULES: dict[str, Rule] = {
     for r in (
         Rule(name="median", label="median", symbol=r"\mathrm{median}(m_\ell)", colour="#7F7F7F",
              help="the median count: the ⌈L/2⌉-th largest m_ℓ",
-             fn=lambda c, u, e, nm: worstcase.median_count(c), counts_only=True),
+             fn=lambda c, u, e, nm: worstcase.median_count(c), counts_only=True,
+             many=lambda c, starts: c[starts[:-1] + (np.diff(starts) + 1) // 2 - 1]),
         Rule(name="levy", label="m^(L)", symbol=r"m_{UB}^{(L)}", colour="#9467BD",
              help="Levy's choice: argmax_m Σ_ℓ min(m_ℓ, m)/√m",
              fn=lambda c, u, e, nm: worstcase.m_levy(c), counts_only=True),
         Rule(name="opt", label="m^(ε)", symbol=r"m^{(\varepsilon)}", colour="#2CA02C",
              help="the minimiser of the worst-case error E(m) at this ε (SPEC §4)",
-             fn=lambda c, u, e, nm: worstcase.m_opt(c, u, e, noise_measure=nm)),
+             fn=lambda c, u, e, nm: worstcase.m_opt(c, u, e, noise_measure=nm),
+             staircase=worstcase.staircase),
         Rule(name="convex", label="m^(O,2)", symbol=r"m_{UB}^{(O,2)}", colour="#8C564B",
              help="the convex proxy: minimiser of 1 − S(m)/N + max(m, N/L)/m*",
              fn=lambda c, u, e, nm: worstcase.m_convex(c), counts_only=True),
@@ -292,6 +312,17 @@ class Mechanism:
     laplace_share : float
         The share of ε spent by the final Laplace step (1, or 1/2 when an interval or threshold
         is estimated privately first); publishing checks OpenDP's accounting against it.
+    worst_case : WorstCaseForm or None
+        Its closed-form worst-case error (SPEC section 4), one HAT and every HAT at once
+        (:class:`core.mechanisms.forms.WorstCaseForm`); None when SPEC gives none. The Map's
+        error colouring, Whole city, the plan and ``hexplorer worstcase`` offer exactly the
+        mechanisms that have one (:func:`analytic_names`).
+    release_all : callable or None
+        ``release_all(batch, epsilon) -> BatchRelease``: every HAT's value before noise,
+        sensitivity and scale in one vectorised pass (:mod:`core.mechanisms.forms`); None makes
+        ``release --all`` loop over HATs (:func:`vectorised_names`).
+    default : bool
+        Whether the dashboard selects it when it opens (:func:`default_names`).
     """
 
     name: str
@@ -305,6 +336,9 @@ class Mechanism:
     colour: str
     run: RunFn = field(repr=False)
     laplace_share: float = 1.0
+    worst_case: WorstCaseForm | None = field(default=None, repr=False)
+    release_all: Callable | None = field(default=None, repr=False)
+    default: bool = False
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not _NAME.match(self.name):
@@ -333,6 +367,12 @@ class Mechanism:
             )
         if not callable(self.run):
             raise HexplorerError(f"The 'run' of mechanism {self.name!r} must be callable.")
+        if self.worst_case is not None and not isinstance(self.worst_case, WorstCaseForm):
+            raise HexplorerError(
+                f"The 'worst_case' of mechanism {self.name!r} must be a WorstCaseForm."
+            )
+        if self.release_all is not None and not callable(self.release_all):
+            raise HexplorerError(f"The 'release_all' of mechanism {self.name!r} must be callable.")
         if not 0.0 < float(self.laplace_share) <= 1.0:
             raise HexplorerError(
                 f"The 'laplace_share' of mechanism {self.name!r} must be in (0, 1]. "
@@ -405,6 +445,45 @@ def get_mechanism(name: str) -> Mechanism:
             f"The 'mechanism' parameter must be one of {', '.join(MECHANISMS)}. "
             f"Got {name!r} instead."
         ) from None
+
+
+def analytic_names() -> tuple[str, ...]:
+    """The registered mechanisms with a closed-form worst case, in registry order."""
+    return tuple(name for name, m in MECHANISMS.items() if m.worst_case is not None)
+
+
+def vectorised_names() -> tuple[str, ...]:
+    """The registered mechanisms with an all-HATs release form, in registry order."""
+    return tuple(name for name, m in MECHANISMS.items() if m.release_all is not None)
+
+
+def default_names() -> tuple[str, ...]:
+    """The mechanisms the dashboard selects when it opens, in registry order."""
+    return tuple(name for name, m in MECHANISMS.items() if m.default)
+
+
+def get_analytic(name: str) -> Mechanism:
+    """The registered mechanism ``name`` if it has a closed-form worst case, else raise.
+
+    >>> get_analytic("opt-bounding").name
+    'opt-bounding'
+    """
+    mechanism = get_mechanism(name)
+    if mechanism.worst_case is None:
+        raise HexplorerError(
+            f"The 'mechanism' parameter must have an analytic worst case "
+            f"({', '.join(analytic_names())}); {mechanism.name!r} has none: use the Monte-Carlo "
+            "plan (epsilon_for_error_mc) for it."
+        )
+    return mechanism
+
+
+def analytic_form(name: str) -> WorstCaseForm:
+    """The closed-form worst case of mechanism ``name`` (raises as :func:`get_analytic`)."""
+    form = get_analytic(name).worst_case
+    if form is None:  # pragma: no cover - get_analytic raised
+        raise HexplorerError(f"{name!r} has no analytic worst case.")
+    return form
 
 
 def rules_in_use() -> list[Rule]:

@@ -5,8 +5,9 @@ the reverse question, "how much privacy must be spent for the error one can live
 HAT (:func:`epsilon_for_error`, :func:`epsilon_for_error_mc`) and for every HAT of a slot, a day
 or a file (:func:`city_plan`, :func:`coverage_curve`).
 
-Analytic worst cases (SPEC sections 3 and 4), one per mechanism that has one
-(:data:`ANALYTIC_MECHANISMS`), each of the form ``A + B/ε`` on pieces of the ε axis:
+Analytic worst cases (SPEC sections 3 and 4), one per mechanism whose registry entry carries one
+(``Mechanism.worst_case``; :func:`core.mechanisms.analytic_names`), each of the form ``A + B/ε``
+on pieces of the ε axis (the built-in ones):
 
 - ``opt-arrayavg``: ``W(ε) = min_m E(m, ε) = E(m^(ε), ε)``. With ``t = 1/ε`` it is the lower
   envelope of the lines ``A_m + B_m t``, ``A_m = E1(m)``, ``B_m = c U m / S(m)`` > 0: continuous
@@ -42,7 +43,6 @@ from core.plan.city import CityPlan, check_coverage, city_plan, coverage_curve, 
 from core.plan.hexagon import Plan, baseline_epsilon, epsilon_for_error
 from core.plan.montecarlo import MonteCarloPlan, epsilon_for_error_mc
 from core.plan.pieces import (
-    ANALYTIC_MECHANISMS,
     DEFAULT_MC_GRID,
     STATUSES,
     WorstCase,
@@ -57,7 +57,6 @@ from core.plan.pieces import (
 )
 
 __all__ = [
-    "ANALYTIC_MECHANISMS",
     "DEFAULT_MC_GRID",
     "STATUSES",
     "CityPlan",

@@ -11,68 +11,22 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from core.citywide.accounting import privacy_loss
+from core.citywide.chop import chop_user
+from core.citywide.errors import errors_at, totals
 from core.errors import HexplorerError
-from core.params import (
-    check_epsilon,
-    check_noise_measure,
-)
-from core.plan.pieces import Pieces, check_analytic, check_target, m_rule, opt_bounding_piece_starts
+from core.mechanisms import analytic_form
+from core.params import check_epsilon
+from core.plan.pieces import Pieces, check_analytic, check_target
 
 # --------------------------------------------------------------------------------------------
 # A city: every HAT of a slot, a day or a file
 
 
 def _city_pieces(table, name: str) -> tuple[np.ndarray, Pieces]:
-    """Every HAT's pieces ``a + b/ε`` on ``[lo, hi)``, grouped by HAT: (HAT of each piece, pieces)."""
-    u = table.upper
-    c = check_noise_measure(table.noise_measure)
-    n_h = table.records
-    hats = np.arange(table.n_hats)
-    if name == "baseline" or m_rule(name) in ("median", "convex"):
-        if name == "baseline":
-            a = np.zeros(table.n_hats)
-            b = c * u * table.m_max / n_h
-            m = np.full(table.n_hats, -1)
-        else:
-            m, s = (
-                (table.median_m, table.median_s)
-                if m_rule(name) == "median"
-                else (table.convex_m, table.convex_s)
-            )
-            a = u * (1.0 - s / n_h)
-            b = c * u * m / s
-        zero = np.zeros(table.n_hats)
-        return hats, Pieces(lo=zero, hi=np.full(table.n_hats, np.inf), a=a, b=b, m=m)
-    if name == "opt-arrayavg":
-        hat = np.repeat(hats, np.diff(table.step_starts))
-        n = n_h[hat]
-        s = table.step_s
-        return hat, Pieces(
-            lo=table.step_from,
-            hi=table.step_to,
-            a=u * (1.0 - s / n),
-            b=c * u * table.step_m / s,
-            m=table.step_m,
-        )
-    # opt-bounding: for each HAT the piece ε < lo[L] (T = 0, error U/2), then k = L, ..., 1
-    users = table.users
-    lo_tab = opt_bounding_piece_starts(int(users.max()))
-    hat_pairs = np.repeat(hats, users)
-    k = np.arange(table.counts_desc.size) - np.repeat(table.count_starts[:-1], users) + 1
-    n = n_h[hat_pairs]
-    m_k = table.counts_desc
-    hat = np.concatenate((hats, hat_pairs))
-    order = np.argsort(hat, kind="stable")
-    pieces = Pieces(
-        lo=np.concatenate((np.zeros(table.n_hats), lo_tab[k]))[order],
-        hi=np.concatenate((lo_tab[users], lo_tab[k - 1]))[order],
-        a=np.concatenate((np.full(table.n_hats, u / 2.0), u * (table.top - k * m_k) / (2.0 * n)))[
-            order
-        ],
-        b=np.concatenate((np.zeros(table.n_hats), c * u * m_k / n))[order],
-        m=np.full(hat.size, -1),
-    )
-    return hat[order], pieces
+    """Every HAT's pieces ``a + b/ε`` on ``[lo, hi)``, grouped by HAT: (HAT of each piece, pieces);
+    the registry's worst-case form of ``name``."""
+    return analytic_form(name).many_pieces(table)
 
 
 def _good_intervals(pieces: Pieces, target: float) -> tuple[np.ndarray, np.ndarray]:
@@ -87,7 +41,6 @@ def _good_intervals(pieces: Pieces, target: float) -> tuple[np.ndarray, np.ndarr
 
 def _refine(table, name: str, target: float, guess: np.ndarray) -> np.ndarray:
     """Vectorised :func:`smallest_float` for every HAT at once (``guess`` finite, > 0)."""
-    from core.citywide.errors import totals
 
     def bad_at(e: np.ndarray) -> np.ndarray:
         return totals(table, e, name)[1] > target
@@ -142,35 +95,9 @@ def epsilon_needed(table, target: float, mechanism: str = "opt-arrayavg") -> np.
     fine = np.isfinite(first) & (first > 0)
     if fine.any():
         idx = np.flatnonzero(fine)
-        sub = _subtable(table, idx)
+        sub = table.take(idx)
         out[idx] = _refine(sub, name, target, first[idx])
     return out
-
-
-def _subtable(table, idx: np.ndarray):
-    """The HATs ``idx`` of an ErrorTable as a table of their own (offsets rebuilt)."""
-    from dataclasses import replace
-
-    if idx.size == table.n_hats:
-        return table
-
-    def rows(starts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        lengths = np.diff(starts)[idx]
-        new_starts = np.concatenate(([0], np.cumsum(lengths))).astype(np.int64)
-        take = np.repeat(starts[idx] - new_starts[:-1], lengths) + np.arange(new_starts[-1])
-        return new_starts, take
-
-    step_starts, steps = rows(table.step_starts)
-    count_starts, pairs = rows(table.count_starts)
-    return replace(
-        table,
-        hats=table.hats[idx], cells=table.cells[idx], slots=table.slots[idx],
-        users=table.users[idx], records=table.records[idx], m_max=table.m_max[idx],
-        step_starts=step_starts, step_to=table.step_to[steps], step_m=table.step_m[steps],
-        step_s=table.step_s[steps], median_m=table.median_m[idx], median_s=table.median_s[idx],
-        convex_m=table.convex_m[idx], convex_s=table.convex_s[idx], count_starts=count_starts,
-        counts_desc=table.counts_desc[pairs], top=table.top[pairs],
-    )  # fmt: skip
 
 
 def coverage_curve(
@@ -183,8 +110,6 @@ def coverage_curve(
     pandas.DataFrame
         epsilon, hats_within, hats_total, share (one row per ε, in the order given).
     """
-    from core.citywide.errors import errors_at
-
     target = check_target(target)
     rows = []
     for eps in epsilons:
@@ -299,13 +224,11 @@ def city_plan(
         :func:`core.citywide.errors.error_table` of the HATs (its U and noise measure apply).
     target : float
     coverage : float in (0, 1]
-    mechanism : one of :data:`ANALYTIC_MECHANISMS`
+    mechanism : a mechanism with a worst case (``core.mechanisms.analytic_names()``)
     grids : GridSet, optional
         The same HATs' (HAT, user) pairs: with them, ``user_loss`` gives the per-user privacy
         loss at the chosen ε under the three accountings (CHOP-USER is run at that ε).
     """
-    from core.citywide.errors import errors_at
-
     target = check_target(target)
     coverage = check_coverage(coverage)
     name = check_analytic(mechanism)
@@ -372,9 +295,6 @@ def city_plan(
     frame["within_target"] = within
     loss = None
     if grids is not None:
-        from core.citywide.accounting import privacy_loss
-        from core.citywide.chop import chop_user
-
         if list(grids.hats) != list(table.hats):
             raise HexplorerError("The 'grids' parameter must hold the same HATs as the table.")
         loss = privacy_loss(grids, eps, chop_user(grids, eps, upper=table.upper))

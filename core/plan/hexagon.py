@@ -20,7 +20,7 @@ from core.plan.pieces import (
     first_candidate,
     pieces_of,
     smallest_float,
-    worst_case,
+    worst_case_of,
 )
 
 # --------------------------------------------------------------------------------------------
@@ -96,7 +96,8 @@ def epsilon_for_error(
     target : float
         The error one can live with, in the data's unit (>= 0).
     mechanism : str
-        One of :data:`ANALYTIC_MECHANISMS` (others: :func:`epsilon_for_error_mc`).
+        A mechanism with a worst case (``core.mechanisms.analytic_names()``; others:
+        :func:`epsilon_for_error_mc`).
     noise_measure : {"mean", "std"}
         Noise error as E|Lap| (c = 1) or its standard deviation (c = √2).
 
@@ -127,7 +128,7 @@ def epsilon_for_error(
     check_noise_measure(noise_measure)
     name = check_analytic(mechanism)
     pieces = pieces_of(c_arr, upper, name, noise_measure)
-    floor = float(pieces.a[-1]) if name != "opt-bounding" else 0.0
+    floor = float(pieces.a[-1])  # the last piece reaches ε = inf
 
     def result(status: str, eps: float | None, m_ub: int | None, error: float | None) -> Plan:
         return Plan(
@@ -143,7 +144,7 @@ def epsilon_for_error(
         return result("any", None, None, float(pieces.a[i]))
 
     def total(e: float) -> float:
-        return worst_case(c_arr, upper, e, name, noise_measure).total
+        return worst_case_of(c_arr, upper, e, name, noise_measure).total
 
     lowest = total(EPSILON_MIN)  # the smallest ε the project accepts already meets the target
     if guess <= EPSILON_MIN or lowest <= target:
@@ -151,7 +152,7 @@ def epsilon_for_error(
     eps = smallest_float(total, target, guess) if math.isfinite(guess) else None
     if eps is None or not math.isfinite(2.0 / eps):
         return result("unreachable", None, None, None)
-    at = worst_case(c_arr, upper, eps, name, noise_measure)
+    at = worst_case_of(c_arr, upper, eps, name, noise_measure)
     return result("ok", eps, at.m_ub, at.total)
 
 

@@ -39,9 +39,9 @@ import numpy as np
 import pandas as pd
 
 from core.citywide import batch as batch_module
-from core.citywide.batch import VECTORISED, HatBatch
+from core.citywide.batch import HatBatch
 from core.errors import HexplorerError
-from core.mechanisms import get_mechanism, resolve, run_mechanism
+from core.mechanisms import MECHANISMS, get_mechanism, resolve, run_mechanism
 from core.params import check_epsilon
 from core.publish.ledger import Ledger
 from core.publish.noise import opendp_laplace, sampler_name
@@ -147,7 +147,7 @@ class _BeforeNoise:
 
 
 def _before_noise(name: str, batch: HatBatch, epsilon: float) -> _BeforeNoise:
-    if name in VECTORISED:
+    if MECHANISMS[name].release_all is not None:
         parts = batch_module._vectorised(name, batch, epsilon)
         return _BeforeNoise(
             noiseless=parts.noiseless,

@@ -300,7 +300,7 @@ with ui.errors_shown():  # a HexplorerError becomes a message, not a traceback
     noise_measure = str(ss.get(state.NOISE_MEASURE) or "mean")
     pc = st.columns([1, 1, 2])
     cs.remember(cs.TARGET, float(ss[state.TARGET]))
-    if ss[state.MECHANISM] in cs.PLAN_MECHANISMS:
+    if ss[state.MECHANISM] in cs.plan_mechanisms():
         cs.remember(cs.PLAN_MECHANISM, str(ss[state.MECHANISM]))
     pc[0].number_input(
         f"Target error (±{units.value})",
@@ -323,7 +323,7 @@ with ui.errors_shown():  # a HexplorerError becomes a message, not a traceback
     )
     pc[2].selectbox(
         "Mechanism (its worst-case error per hexagon)",
-        options=list(cs.PLAN_MECHANISMS),
+        options=list(cs.plan_mechanisms()),
         format_func=lambda name: f"{name} — {get_mechanism(name).title}",
         key=cs.PLAN_MECHANISM,
         on_change=state.push,

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from core.plan import ANALYTIC_MECHANISMS
+from core.mechanisms import analytic_names
 from dashboard.common.session import state
 
 MODE = "city_mode"  # "slot" | "day": all cells of one slot, or all HATs of one day
@@ -38,8 +38,12 @@ LOSS_EPSILONS: tuple[float, ...] = (0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0)
 COVERAGE_EPSILONS: tuple[float, ...] = tuple(float(e) for e in np.geomspace(0.01, 100.0, 161))
 """ε values of the coverage curve (40 per decade; fixed, so the slider does not rerun it)."""
 
-PLAN_MECHANISMS: tuple[str, ...] = ANALYTIC_MECHANISMS
-"""The mechanisms with an analytic worst case (the coverage curve needs one)."""
+
+def plan_mechanisms() -> tuple[str, ...]:
+    """The mechanisms with an analytic worst case (the coverage curve needs one), read from the
+    registry at each run."""
+    return analytic_names()
+
 
 DEFAULTS: dict[str, Any] = {
     MODE: "slot",

@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
+from core.mechanisms import MECHANISMS
 from dashboard.common.source.units import Units
 from dashboard.common.view.colours import mechanism_colour, rule_colour
 from dashboard.common.view.figures import (
@@ -354,18 +355,6 @@ def staircase_chart(
     )
 
 
-WORST_CASE_LABELS = {
-    "baseline": "Baseline",
-    "opt_arrayavg": "OPT-Array-Averaging at m^(ε)",
-    "opt_bounding": "Worst-case-optimal bounding E^OPT",
-}
-WORST_CASE_MECHANISMS = {
-    "baseline": "baseline",
-    "opt_arrayavg": "opt-arrayavg",
-    "opt_bounding": "opt-bounding",
-}
-
-
 def worst_case_vs_epsilon(
     curves: pd.DataFrame,
     *,
@@ -376,10 +365,11 @@ def worst_case_vs_epsilon(
     height: int = 400,
     font_size: int | None = None,
 ) -> go.Figure:
-    """Worst-case error against ε (log-log) for Baseline, OPT-Array-Averaging and opt-bounding.
+    """Worst-case error against ε (log-log), one trace per mechanism.
 
-    ``curves`` has column ``epsilon`` and one column per key of ``WORST_CASE_LABELS``; one trace
-    per such column, in that order, in its mechanism's colour. With a ``target`` error: a
+    ``curves`` has column ``epsilon`` and one column per mechanism (its registry name, as
+    ``dashboard.hexagon.compute.worst_case_vs_epsilon`` builds it); one trace per such column,
+    in that order, named by its title, in its colour. With a ``target`` error: a
     horizontal line at it (the next trace) and, with ``target_epsilon``, a marker where it meets
     the curve (the trace after). The current ε is the first layout shape.
     """
@@ -387,11 +377,12 @@ def worst_case_vs_epsilon(
         go.Scatter(
             x=curves["epsilon"],
             y=curves[column],
-            name=label,
+            name=MECHANISMS[column].title,
             mode="lines",
-            line=dict(color=mechanism_colour(WORST_CASE_MECHANISMS[column])),
+            line=dict(color=mechanism_colour(column)),
         )
-        for column, label in WORST_CASE_LABELS.items()
+        for column in curves.columns
+        if column in MECHANISMS
     ]
     if target is not None:
         eps = curves["epsilon"]

@@ -20,7 +20,9 @@ from core.evaluation import error_summary, monte_carlo
 from core.hat import HatData
 from core.mechanisms import (
     MECHANISMS,
+    analytic_names,
     default_m_ub,
+    default_names,
     rules_in_use,
     run_mechanism,
 )
@@ -138,34 +140,26 @@ def staircase(spec: DataSpec, label: str, noise_measure: str) -> pd.DataFrame:
 WORST_CASE_EPSILONS = tuple(float(e) for e in np.geomspace(0.01, 10.0, 61))
 
 
+def worst_case_mechanisms() -> tuple[str, ...]:
+    """The mechanisms of the worst-case chart: the default ones with a closed-form worst case."""
+    return tuple(n for n in default_names() if n in analytic_names())
+
+
 @_cache(max_entries=64)
 def worst_case_vs_epsilon(spec: DataSpec, label: str, noise_measure: str) -> pd.DataFrame:
-    """Worst-case error against ε of Baseline, OPT-Array-Averaging (E at m^(ε)) and opt-bounding.
+    """Worst-case error against ε of :func:`worst_case_mechanisms` (registry worst cases).
 
-    One row per ε of ``WORST_CASE_EPSILONS``; each value is one call into core.worstcase.
+    One row per ε of ``WORST_CASE_EPSILONS``: column ``epsilon`` and one column per mechanism
+    (its name), each value :func:`core.plan.worst_case`'s total.
     """
     h = hat(spec, label)
     c, u = h.counts, h.upper
     rows = []
     for eps in WORST_CASE_EPSILONS:
-        m_eps = worstcase.m_opt(c, u, eps, noise_measure=noise_measure)
-        rows.append(
-            {
-                "epsilon": eps,
-                "baseline": float(worstcase.baseline_error(c, u, eps, noise_measure=noise_measure)),
-                "opt_arrayavg": float(
-                    np.asarray(
-                        worstcase.worst_case_error(
-                            c, u, m_eps, eps, noise_measure=noise_measure
-                        ).total
-                    )
-                ),
-                "opt_arrayavg_m": int(m_eps),
-                "opt_bounding": float(
-                    worstcase.opt_bounding_error(c, u, eps, noise_measure=noise_measure)
-                ),
-            }
-        )
+        row: dict = {"epsilon": eps}
+        for name in worst_case_mechanisms():
+            row[name] = plan.worst_case(c, u, eps, name, noise_measure).total
+        rows.append(row)
     return pd.DataFrame(rows)
 
 
@@ -173,7 +167,7 @@ def worst_case_of(h: HatData, mechanism: str, epsilon: float, noise_measure: str
     """The worst-case error SPEC gives for ``mechanism`` at its own m_UB rule
     (:func:`core.plan.worst_case`); NaN where SPEC gives none (WrapAround, Levy, the quantile
     mechanisms, AKMV)."""
-    if mechanism not in plan.ANALYTIC_MECHANISMS:
+    if mechanism not in analytic_names():
         return float("nan")
     return plan.worst_case(h.counts, h.upper, epsilon, mechanism, noise_measure).total
 
@@ -183,7 +177,7 @@ def worst_case_at(
 ) -> float:
     """E(m_UB) = E1 + E2 at a chosen m_UB for the BestFit Array-Averaging mechanisms that have
     a worst case (SPEC section 4); NaN for the others."""
-    if mechanism not in plan.ANALYTIC_MECHANISMS or not MECHANISMS[mechanism].uses_m_ub:
+    if mechanism not in analytic_names() or not MECHANISMS[mechanism].uses_m_ub:
         return float("nan")
     total = worstcase.worst_case_error(h.counts, h.upper, m_ub, epsilon, noise_measure).total
     return float(np.asarray(total))

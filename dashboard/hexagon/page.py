@@ -18,8 +18,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from core import plan
-from core.mechanisms import MECHANISMS, get_rule
+from core.mechanisms import MECHANISMS, analytic_names, get_rule
 from dashboard.common.report.panel import one_hexagon_panel
 from dashboard.common.session import shown, state, url
 from dashboard.common.session.selection import current_hat, hat_label, select_hat
@@ -35,7 +34,6 @@ from dashboard.hexagon import state as hs
 
 MAX_HAT_OPTIONS = 500
 PRESENTER_FONT = 17
-TARGET_MECHANISMS = plan.ANALYTIC_MECHANISMS
 
 
 def _help(key: str, units: Units, extra: str = "") -> str:
@@ -257,11 +255,11 @@ def settings(spec: DataSpec) -> None:
             help="ε is set to the smallest ε whose worst-case error (of the mechanism below) "
             "is at most this target (core.plan); the ±X band follows.",
         )
-        if ss.get(state.MECHANISM) in TARGET_MECHANISMS:  # one mechanism for every view
+        if ss.get(state.MECHANISM) in analytic_names():  # one mechanism for every view
             state.mirror(hs.TARGET_MECHANISM, state.MECHANISM)
         st.selectbox(
             "for",
-            options=list(TARGET_MECHANISMS),
+            options=list(analytic_names()),
             key=hs.TARGET_MECHANISM,
             format_func=lambda n: MECHANISMS[n].title,
             on_change=_on_target_mechanism,

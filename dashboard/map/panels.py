@@ -90,7 +90,7 @@ def _controls(metric: str) -> tuple[float, str, float | None]:
     )
     c[1].selectbox(
         "Mechanism",
-        options=list(ms.MECHANISMS),
+        options=list(ms.mechanisms()),
         format_func=_mechanism_label,
         key=ms.MECHANISM,
         on_change=ms.on_mechanism,
@@ -449,7 +449,7 @@ def split_view(spec: DataSpec, slot: str) -> None:
         elif mode == "mechanism":
             st.selectbox(
                 "Mechanism of B (A uses the map's)",
-                options=list(ms.MECHANISMS),
+                options=list(ms.mechanisms()),
                 format_func=_mechanism_label,
                 key=ms.MECHANISM_B,
             )

@@ -14,7 +14,7 @@ from typing import Any
 
 import streamlit as st
 
-from core.plan import ANALYTIC_MECHANISMS
+from core.mechanisms import analytic_names
 from dashboard.common.session import state
 
 EPSILON = "map_epsilon"  # the slider bound to the shared ε
@@ -36,9 +36,14 @@ TABLE_SHOWN = "map_table_shown"  # the table of the slot's hexagons, shown on re
 RESOLUTION_MODE = "map_resolution_mode"  # "fixed" | "adaptive" (core.citywide.adaptive)
 ADAPTIVE_LEVELS = "map_adaptive_levels"  # how many resolutions coarser the adaptive map may go
 
-MECHANISMS: tuple[str, ...] = ANALYTIC_MECHANISMS
-"""The mechanisms the error map offers: those with an analytic worst case (SPEC sections 3-4),
-so that moving ε is one vectorised lookup; the others need a simulation per hexagon."""
+
+def mechanisms() -> tuple[str, ...]:
+    """The mechanisms the error map offers: those whose registry entry has an analytic worst
+    case (SPEC sections 3-4), so that moving ε is one vectorised lookup; the others need a
+    simulation per hexagon. Read at each run, so a mechanism registered later is offered."""
+    return analytic_names()
+
+
 RULES: dict[str, str] = {
     "opt-arrayavg": "m^(ε), the error-optimal m_UB (opt-arrayavg)",
     "arrayavg-best": "median count (arrayavg-best)",
@@ -92,7 +97,7 @@ def init() -> None:
     for key, value in DEFAULTS.items():  # the keys no widget holds
         if key not in WIDGETS and key not in ss:
             ss[key] = list(value) if isinstance(value, list) else value
-    if ss.get(state.MECHANISM) not in MECHANISMS:
+    if ss.get(state.MECHANISM) not in mechanisms():
         ss[state.MECHANISM] = "opt-arrayavg"
     bind()
 

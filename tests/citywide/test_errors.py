@@ -19,8 +19,7 @@ from core.data import load_demo, prepare
 from core.errors import HexplorerError
 from core.evaluation import abs_error_statistic, mae_samples
 from core.hat import HatData
-from core.mechanisms import noise
-from core.plan import ANALYTIC_MECHANISMS
+from core.mechanisms import analytic_names, noise
 
 U = 65.0
 ORIGINAL_LAPLACE = noise._laplace
@@ -78,7 +77,7 @@ def oracle(counts, epsilon: float, mechanism: str, noise_measure: str) -> tuple[
 
 def assert_equal_to_single_hat(grids: GridSet, table, epsilons, noise_measure: str) -> None:
     for eps in epsilons:
-        for mechanism in ANALYTIC_MECHANISMS:
+        for mechanism in analytic_names():
             got = errors.errors_at(table, eps, mechanism)
             want = [
                 oracle(
@@ -94,7 +93,7 @@ def assert_equal_to_single_hat(grids: GridSet, table, epsilons, noise_measure: s
 
 def breakpoints(table, k: int) -> list[float]:
     """k staircase breakpoints (finite step ends) spread over the table."""
-    finite = np.unique(table.step_to[np.isfinite(table.step_to)])
+    finite = np.unique(table.stairs["opt"].to[np.isfinite(table.stairs["opt"].to)])
     return [float(x) for x in finite[np.linspace(0, finite.size - 1, k).astype(int)]]
 
 
@@ -116,7 +115,7 @@ def test_demo_slot_std_measure_equals_the_single_hat_worst_case():
 def test_ties_and_one_user_hats_at_every_breakpoint(noise_measure):
     grids = GridSet.from_summaries(TIES)
     table = errors.error_table(grids, upper=U, noise_measure=noise_measure)
-    finite = np.unique(table.step_to[np.isfinite(table.step_to)]).tolist()
+    finite = np.unique(table.stairs["opt"].to[np.isfinite(table.stairs["opt"].to)]).tolist()
     # every breakpoint, the floats on either side, and ⌈2/ε⌉'s piece ends (opt-bounding)
     around = [np.nextafter(x, 0.0) for x in finite] + [np.nextafter(x, np.inf) for x in finite]
     assert_equal_to_single_hat(
@@ -125,10 +124,10 @@ def test_ties_and_one_user_hats_at_every_breakpoint(noise_measure):
     # the staircase of each HAT is core's
     for h in range(grids.n_grids):
         steps = wc.staircase(grids.m[grids.starts[h] : grids.starts[h + 1]], U, noise_measure)
-        sl = slice(table.step_starts[h], table.step_starts[h + 1])
-        assert table.step_to[sl].tolist() == [s.epsilon_to for s in steps]
-        assert table.step_from[sl].tolist() == [s.epsilon_from for s in steps]
-        assert table.step_m[sl].tolist() == [s.m for s in steps]
+        sl = slice(table.stairs["opt"].starts[h], table.stairs["opt"].starts[h + 1])
+        assert table.stairs["opt"].to[sl].tolist() == [s.epsilon_to for s in steps]
+        assert table.stairs["opt"].start[sl].tolist() == [s.epsilon_from for s in steps]
+        assert table.stairs["opt"].m[sl].tolist() == [s.m for s in steps]
 
 
 @settings(max_examples=40, deadline=None)

@@ -168,7 +168,7 @@ from core import plan, worstcase
 {imports}
 from core.evaluation import error_summary
 from core.errors import NotApplicableError
-from core.mechanisms import mechanism_rng, release, run_mechanism
+from core.mechanisms import analytic_names, mechanism_rng, release, run_mechanism
 from core.postprocess import clamp_mean
 
 columns = ColumnMap(user={user!r}, lat={lat!r}, lon={lon!r}, time={time!r}, value={value!r})
@@ -226,7 +226,7 @@ for name in {list(view.mechanisms)!r}:
     values = d.estimates if raw else clamp_mean(d.estimates, hat.upper)
     s = error_summary(values, hat.true_mean, within=within)
     worst = None
-    if name in plan.ANALYTIC_MECHANISMS:
+    if name in analytic_names():
         worst = plan.worst_case(hat.counts, hat.upper, epsilon, name, noise_measure).total
     out["headline"][name] = {{
         "m_ub": d.m_ub,

@@ -16,6 +16,7 @@ from typing import Any
 import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
+from core.mechanisms import default_names
 from dashboard.common.source import units
 
 # --- Data (sidebar) -------------------------------------------------------------------------
@@ -75,7 +76,7 @@ MAP_METRICS = (
 )  # fmt: skip
 ERROR_METRICS = ("error", "relative_error", "within_target", "release")
 """The Map's colourings that depend on ε and the mechanism."""
-DEFAULT_MECHANISMS = ("baseline", "arrayavg-best", "levy", "opt-arrayavg", "opt-bounding")
+DEFAULT_MECHANISMS = default_names()  # the registry entries with default=True
 
 DEFAULTS: dict[str, Any] = {
     SOURCE: "demo",

@@ -9,6 +9,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import pytest
 
+from core.mechanisms import MECHANISMS
 from dashboard.common.source.units import Units
 from dashboard.common.view import figures
 from dashboard.common.view.colours import mechanism_colour
@@ -98,12 +99,13 @@ def test_worst_case_vs_epsilon_one_trace_per_method():
         {
             "epsilon": [0.5, 1.0],
             "baseline": [4.0, 2.0],
-            "opt_arrayavg": [3.0, 1.5],
-            "opt_bounding": [2.5, 1.2],
+            "opt-arrayavg": [3.0, 1.5],
+            "opt-bounding": [2.5, 1.2],
         }
     )
     fig = charts.worst_case_vs_epsilon(curves, epsilon=1.0)
-    assert [t.name for t in fig.data] == list(charts.WORST_CASE_LABELS.values())
+    names = ("baseline", "opt-arrayavg", "opt-bounding")
+    assert [t.name for t in fig.data] == [MECHANISMS[m].title for m in names]
     assert [t.line.color for t in fig.data] == [
         mechanism_colour(m) for m in ("baseline", "opt-arrayavg", "opt-bounding")
     ]
@@ -184,8 +186,8 @@ def test_log_axes_have_complete_tick_labels():
         {
             "epsilon": [0.5, 1.0],
             "baseline": [4.0, 2.0],
-            "opt_arrayavg": [3.0, 1.5],
-            "opt_bounding": [2.5, 1.2],
+            "opt-arrayavg": [3.0, 1.5],
+            "opt-bounding": [2.5, 1.2],
         }
     )
     results = pd.DataFrame(
@@ -273,8 +275,8 @@ def test_worst_case_vs_epsilon_target_line_meets_the_curve():
         {
             "epsilon": [0.1, 1.0, 10.0],
             "baseline": [40.0, 4.0, 0.4],
-            "opt_arrayavg": [30.0, 3.0, 0.3],
-            "opt_bounding": [20.0, 2.0, 0.2],
+            "opt-arrayavg": [30.0, 3.0, 0.3],
+            "opt-bounding": [20.0, 2.0, 0.2],
         }
     )
     fig = charts.worst_case_vs_epsilon(curves, epsilon=1.0, target=2.0, target_epsilon=1.5)
@@ -304,8 +306,8 @@ def test_units_and_plain_labels_in_every_builder():
         {
             "epsilon": [0.5, 1.0],
             "baseline": [4.0, 2.0],
-            "opt_arrayavg": [3.0, 1.5],
-            "opt_bounding": [2.5, 1.2],
+            "opt-arrayavg": [3.0, 1.5],
+            "opt-bounding": [2.5, 1.2],
         }
     )
     results = pd.DataFrame({"mechanism": ["levy"], "epsilon": [0.5], "mae": [0.9]})
@@ -334,7 +336,7 @@ def test_units_and_plain_labels_in_every_builder():
 
 def test_presenter_font():
     fig = charts.worst_case_vs_epsilon(
-        pd.DataFrame({"epsilon": [1.0], "baseline": [1.0], "opt_arrayavg": [1.0], "opt_bounding": [1.0]}),
+        pd.DataFrame({"epsilon": [1.0], "baseline": [1.0], "opt-arrayavg": [1.0], "opt-bounding": [1.0]}),
         epsilon=1.0,
         font_size=17,
     )  # fmt: skip
