@@ -293,7 +293,8 @@ def adaptive_cover(
     slot : the slot (an absolute window or ``"hNN"``).
     epsilon : ε per released cell.
     target : X, the worst-case error one can live with (the data's unit).
-    mechanism : one of :data:`core.plan.ANALYTIC_MECHANISMS`.
+    mechanism : a mechanism with a closed-form worst case (:func:`core.mechanisms.analytic_names`:
+        its registry entry's ``worst_case``).
     resolutions : (r_min, r_max) or ``"5-7"``.
     upper, noise_measure : U and the noise measure of the worst case.
 
@@ -340,12 +341,11 @@ def _cover(rows: pd.DataFrame, slot: str, p: AdaptiveParams) -> Cover:
             user_change | np.concatenate(([True], pair_node[1:] != pair_node[:-1]))
         )
         cc = CellCounts.from_pairs(
-            pair_node[first], np.add.reduceat(pair_m, first), n_cells=nodes[r].size
-        )
+            pair_node[first], np.add.reduceat(pair_m, first), n_cells=nodes[r].size,
+            upper=p.upper, noise_measure=p.noise_measure,
+        )  # fmt: skip
         records[r], users[r] = cc.records, cc.users
-        error[r] = cell_worst_cases(
-            cc, p.epsilon, p.mechanism, upper=p.upper, noise_measure=p.noise_measure
-        )
+        error[r] = cell_worst_cases(cc, p.epsilon, p.mechanism)
     # bottom-up: best (records within, fineness) of each node's subtree and whether it is whole
     ok = {r: error[r] <= p.target for r in levels}
     whole: dict[int, np.ndarray] = {}

@@ -163,9 +163,9 @@ def adaptive_cover(args: argparse.Namespace, upper: float, target: float):
 
 
 def plan_mechanisms() -> tuple[str, ...]:
-    from core import plan
+    from core.mechanisms import analytic_names
 
-    return tuple(plan.ANALYTIC_MECHANISMS)
+    return analytic_names()
 
 
 def run_adaptive(args: argparse.Namespace, upper: float, target: float) -> Any:

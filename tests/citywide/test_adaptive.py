@@ -21,6 +21,7 @@ from core.citywide.chop import chop_user
 from core.citywide.errors import error_table, errors_at
 from core.citywide.gridset import GridSet
 from core.errors import HexplorerError
+from tests.test_throwaway_worst_case import throwaway  # noqa: F401 (the fixture)
 
 U = 65.0
 SLOT = "h08"
@@ -234,3 +235,19 @@ def test_a_coarse_cell_resolves_to_its_records():
     assert sorted(hat.sums.tolist()) == sorted(want["s"].tolist())
     with pytest.raises(HexplorerError, match="Unknown HAT"):
         hat_data(df, f"{h3.cell_to_parent(BASE[-1], 6)}/{SLOT}", upper=U)
+
+
+def test_a_mechanism_registered_later_drives_the_cover(throwaway):  # noqa: F811 (fixture)
+    # the throwaway user-level Laplace mean (tests/test_throwaway_worst_case.py) carries its
+    # closed form in its registry entry only: the cover reads it from there
+    near = h3.cell_to_children(ROOTS[0], 7)
+    pairs = [(near[i], u, 3 + i) for i in range(5) for u in "abcdefgh"[: i + 1]]
+    pairs += [(BASE[-1], "z", 2)]
+    for target in (10.0, 20.0, 40.0):
+        cover = adaptive_cover(
+            summaries(pairs), slot=SLOT, epsilon=1.0, target=target, mechanism=throwaway,
+            resolutions=(R_MIN, R_MAX),
+        )  # fmt: skip
+        best_val, best, _ = brute_force(pairs, 1.0, target, throwaway)
+        assert (cover.records_within, cover.fineness) == best_val
+        assert sorted(cover.cells.tolist()) in best
