@@ -82,3 +82,22 @@ def test_a_coarse_cell_opens_on_one_hexagon(demo):
     assert at.selectbox(key=state.HAT_PICK).value == label
     want = hat_data(summaries, label, upper=U)
     assert want.n_records == int(cover.records[cover.cells.tolist().index(coarse)])
+
+
+def test_whole_city_and_learn_explain_the_choice(demo):
+    summaries, slot = demo
+    at = AppTest.from_file(str(ROOT / "dashboard/city/page.py"), default_timeout=TIMEOUT)
+    at.run()
+    _ok(at)
+    assert "Larger hexagons where the data are thin" in [s.value for s in at.subheader]
+    eps, target = float(at.session_state[state.EPSILON]), float(at.session_state[state.TARGET])
+    cover = adaptive_cover(summaries, slot=slot, epsilon=eps, target=target, resolutions=(5, 7))
+    note = next(m.value for m in at.markdown if "an **adaptive** map" in m.value)
+    assert f"**{cover.fixed_share_records(7):.0%}**" in note
+    assert f"**{cover.share_records:.0%}**" in note
+    assert "public" in note and "noisy counts" in note
+    learn = AppTest.from_file(str(ROOT / "dashboard/learn/page.py"), default_timeout=TIMEOUT)
+    learn.run()
+    _ok(learn)
+    text = " ".join(" ".join(m.value.split()) for m in learn.markdown)
+    assert "cell_to_parent" in text and "stricter reading" in text and "outskirts" in text
