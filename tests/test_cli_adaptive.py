@@ -55,3 +55,74 @@ def test_bad_input_is_one_line_and_status_2(capsys, argv, message):
     assert status == 2 and out == ""
     errors = [line for line in err.splitlines() if not line.startswith("hexplorer: note:")]
     assert len(errors) == 1 and message in errors[0]
+
+
+def _cover_on_demo(epsilon=1.0, target=3.0):
+    summ = prepare(load_demo(), config=PrepConfig(resolution=7)).summaries
+    slot = str(summ.loc[summ.groupby("hat")["m"].transform("sum").idxmax(), "slot"])
+    return adaptive_cover(summ, slot=slot, epsilon=epsilon, target=target, resolutions=(5, 7))
+
+
+def test_release_and_compose_publish_the_cover(capsys, tmp_path):
+    import h3
+    import pandas as pd
+
+    cover = _cover_on_demo()
+    ledger = tmp_path / "ledger.sqlite"
+    out = tmp_path / "cells.csv"
+    argv = [
+        "release", "--adaptive", "--mechanism", "opt-arrayavg", "--epsilon", "1",
+        "--target-error", "3", "--ledger", ledger, "--output", out, "--json",
+    ]  # fmt: skip
+    status, stdout, err = run(capsys, *argv)
+    assert status == 0, err
+    got = json.loads(stdout)
+    table = pd.read_csv(out)
+    assert table["cell"].tolist() == cover.cells.tolist()
+    assert table["resolution"].tolist() == [h3.get_resolution(c) for c in table["cell"]]
+    assert set(table["resolution"]) == {5, 6, 7}
+    per_user = cover.summaries().groupby("user_id")["cell"].nunique()
+    assert got["max_user_epsilon"] == 1.0 * per_user.max()  # eps per released cell it enters
+    # the same request again: the recorded release, nothing charged twice
+    status, stdout, _ = run(capsys, *argv[:-3], "--output", out, "--force", "--json")
+    assert status == 0 and json.loads(stdout)["reused"] is True
+    assert json.loads(stdout)["max_user_epsilon"] == got["max_user_epsilon"]
+    # past the budget: refused, nothing recorded, no file
+    refused = tmp_path / "refused.csv"
+    status, _, err = run(
+        capsys, "compose", "--publish", "--adaptive", "--epsilon", "1", "--target-error", "3",
+        "--ledger", ledger, "--budget", str(got["max_user_epsilon"] + 1), "--output", refused,
+    )  # fmt: skip
+    assert status == 2 and "budget" in err and not refused.exists()
+    city = tmp_path / "city.geojson"
+    status, stdout, err = run(
+        capsys, "compose", "--publish", "--adaptive", "--epsilon", "0.5", "--target-error", "3",
+        "--ledger", tmp_path / "city.sqlite", "--output", city, "--json",  # no budget set
+    )  # fmt: skip
+    assert status == 0, err
+    features = json.loads(city.read_text())["features"]
+    assert [f["properties"]["resolution"] for f in features] == [
+        h3.get_resolution(f["properties"]["cell"]) for f in features
+    ]
+    assert len({f["properties"]["resolution"] for f in features}) >= 2
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["release", "--adaptive", "--mechanism", "levy", "--epsilon", "1", "--target-error", "3",
+          "--output", "x.csv"], "analytic worst case"),
+        (["release", "--adaptive", "--mechanism", "baseline", "--epsilon", "1",
+          "--target-error", "3"], "--output"),
+        (["release", "--adaptive", "--mechanism", "baseline", "--epsilon", "1", "--seed", "1",
+          "--target-error", "3", "--output", "x.csv"], "--seed"),
+        (["release", "--adaptive", "--mechanism", "baseline", "--epsilon", "1",
+          "--output", "x.csv"], "--target-error"),
+        (["compose", "--adaptive", "--epsilon", "1", "--target-error", "3"], "--publish"),
+    ],
+)  # fmt: skip
+def test_publishing_bad_input_is_one_line(capsys, tmp_path, monkeypatch, argv, message):
+    monkeypatch.chdir(tmp_path)
+    status, out, err = run(capsys, *argv)
+    errors = [line for line in err.splitlines() if not line.startswith("hexplorer: note:")]
+    assert status == 2 and out == "" and len(errors) == 1 and message in errors[0], err

@@ -48,16 +48,9 @@ def register(sub: Any, data: argparse.ArgumentParser, names: list[str]) -> None:
         "[2000]",
     )
     p.add_argument("--seed", type=int, help="seed of the Monte-Carlo plan")
-    p.add_argument(
-        "--adaptive",
-        action="store_true",
-        help="the adaptive cover of one slot (--slot-filter, default the busiest): hexagons of "
-        "mixed --resolutions, each area at the finest one whose worst case at --epsilon is "
-        "within --target-error (the data are prepared at the finest resolution)",
-    )
-    p.add_argument(
-        "--resolutions", default="5-7", metavar="RMIN-RMAX", help="with --adaptive [5-7]"
-    )
+    from core.cli import adaptive
+
+    adaptive.add_options(p, target=False)
     p.add_argument(
         "--epsilon",
         type=float,
@@ -75,7 +68,9 @@ def run(args: argparse.Namespace) -> Any:
     upper = check_upper(args.upper)
     target = plan.check_target(args.target_error)
     if args.adaptive:
-        return run_adaptive(args, upper, target)
+        from core.cli import adaptive
+
+        return adaptive.run_plan(args, upper, target)
     if args.all:
         return run_all(args, upper, target)
     for flag, value in (("--slot-filter", args.slot_filter), ("--day", args.day)):
@@ -122,59 +117,3 @@ def run_all(args: argparse.Namespace, upper: float, target: float) -> Any:
     table = error_table(grids, upper=upper, noise_measure=args.noise_measure)
     result = plan.city_plan(table, target, coverage=coverage, mechanism=args.mechanism, grids=grids)
     return {"slot": args.slot_filter, "day": args.day, **result.to_dict()}
-
-
-def adaptive_resolutions(args: argparse.Namespace) -> tuple[int, int]:
-    """``--resolutions`` checked; the data are prepared at r_max (``--resolution`` may only
-    repeat it)."""
-    from core.citywide.adaptive import parse_resolutions
-
-    r_min, r_max = parse_resolutions(args.resolutions)
-    if args.resolution not in (r_max, common._SETTINGS["resolution"]):
-        raise HexplorerError(
-            f"--adaptive prepares the data at the finest of --resolutions ({r_max}); "
-            f"--resolution {args.resolution} contradicts it."
-        )
-    args.resolution = r_max
-    return r_min, r_max
-
-
-def adaptive_cover(args: argparse.Namespace, upper: float, target: float):
-    """The cover ``--adaptive`` asks for (shared with ``release`` and ``compose``)."""
-    from core.citywide.adaptive import adaptive_cover as cover_of
-    from core.citywide.gridset import busiest_slot
-    from core.params import check_epsilon
-
-    if args.mechanism not in plan_mechanisms():
-        raise HexplorerError(
-            f"--adaptive needs a mechanism with an analytic worst case "
-            f"({', '.join(plan_mechanisms())}); {args.mechanism} has none."
-        )
-    if getattr(args, "day", None) is not None:
-        raise HexplorerError("--adaptive covers one slot (--slot-filter), not a --day.")
-    epsilon = check_epsilon(args.epsilon)
-    resolutions = adaptive_resolutions(args)
-    summaries = common.prepared(args).summaries
-    slot = args.slot_filter or busiest_slot(summaries)
-    return cover_of(
-        summaries, slot=slot, epsilon=epsilon, target=target, mechanism=args.mechanism,
-        resolutions=resolutions, upper=upper, noise_measure=args.noise_measure,
-    )  # fmt: skip
-
-
-def plan_mechanisms() -> tuple[str, ...]:
-    from core.mechanisms import analytic_names
-
-    return analytic_names()
-
-
-def run_adaptive(args: argparse.Namespace, upper: float, target: float) -> Any:
-    from core.citywide.accounting import privacy_loss
-    from core.citywide.gridset import GridSet
-
-    cover = adaptive_cover(args, upper, target)
-    grids = GridSet.from_summaries(cover.summaries())
-    loss = privacy_loss(grids, cover.params.epsilon)
-    out = cover.to_dict()
-    out["privacy_loss"] = {"basic": loss.basic, "by_users": loss.by_users}
-    return out
