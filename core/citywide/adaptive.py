@@ -28,7 +28,8 @@ keys (H3 indices sort children under their parent), no Python loop per cell or r
 - every released cell coarser than r_max meets the target (a missing cell would be split: no
   fewer records within, and finer);
 - a released cell misses the target only if it is an r_max cell none of whose ancestors down to
-  r_min meets it (else releasing that ancestor whole would put strictly more records within);
+  r_min meets it (else releasing that ancestor whole would put strictly more records within):
+  every released cell meets the target when any cell containing it does;
 - a released cell coarser than r_max is released whole because no cover of its children puts all
   of its records within target ("coarsen to the parent where no finer cover meets it").
 
