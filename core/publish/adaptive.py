@@ -46,14 +46,16 @@ def publish_adaptive_city(
     ledger: str | os.PathLike | Ledger | None = None,
     namespace: str | None = None,
     budget: float | None = None,
+    **options,
 ) -> tuple[Cover, PublishedCity]:
     """Publish every cell of the adaptive cover (noisy mean and variance, SPEC sections 5 and 7)
-    at the cover's ε per cell, through :func:`core.publish.city.publish_grids`."""
+    at the cover's ε per cell, through :func:`core.publish.city.publish_grids` (``options``
+    passed on to it unchanged)."""
     cover, mixed = cover_summaries(summaries, **cover_args)
     p = cover.params
     published = publish_grids(
         GridSet.from_summaries(mixed), p.epsilon, upper=p.upper, accounting=accounting,
-        dataset=dataset, ledger=ledger, namespace=namespace, budget=budget,
+        dataset=dataset, ledger=ledger, namespace=namespace, budget=budget, **options,
     )  # fmt: skip
     return cover, published
 
@@ -67,15 +69,17 @@ def publish_adaptive_hats(
     ledger: str | os.PathLike | Ledger | None = None,
     namespace: str | None = None,
     budget: float | None = None,
+    **options,
 ) -> tuple[Cover, PublishedHats]:
     """Publish one release of the cover's mechanism for every cell of the adaptive cover at the
-    cover's ε per cell, through :func:`core.publish.batch.publish_all`."""
+    cover's ε per cell, through :func:`core.publish.batch.publish_all` (``options`` passed on to
+    it unchanged)."""
     cover, mixed = cover_summaries(summaries, **cover_args)
     p = cover.params
     published = publish_all(
         p.mechanism, HatBatch.from_summaries(mixed, upper=p.upper), p.epsilon,
         accounting=accounting, dataset=dataset, ledger=ledger, namespace=namespace,
-        budget=budget,
+        budget=budget, **options,
     )  # fmt: skip
     return cover, published
 
