@@ -51,6 +51,13 @@ def register(sub: Any, data: argparse.ArgumentParser, names: list[str]) -> None:
         "CHOP-USER suppression (chop) [per-user]",
     )
     p.add_argument("--seed", type=int, help="seed of --simulate's noise")
+    from core.cli import adaptive
+
+    adaptive.add_options(p, target=True)  # with --publish: the cells of an adaptive cover
+    p.add_argument(
+        "--mechanism", default="opt-arrayavg", choices=names, metavar="NAME",
+        help="with --adaptive: the worst case that chooses the cells [opt-arrayavg]",
+    )  # fmt: skip
     common.add_ledger_options(p)
     common.add_output_options(
         p, "FILE", "with --publish: write the release to FILE (.csv, .parquet or .geojson)"
@@ -84,6 +91,12 @@ def run(args: argparse.Namespace) -> Any:
 
         target = common.output_path(args.output, force=args.force, suffixes=OUTPUT_SUFFIXES)
         check_writable(target)  # before reading the data: nothing is charged for an unwritable file
+    if args.adaptive:
+        from core.cli import adaptive
+
+        if not args.publish:
+            raise HexplorerError("--adaptive publishes its cells: add --publish.")
+        return adaptive.run_compose(args, common.epsilons(args.epsilon)[0], target)
     summaries = common.prepared(args).summaries
     slot = args.slot_filter
     if slot is None and args.day is None:  # all cells of the busiest HAT's slot

@@ -48,6 +48,16 @@ def register(sub: Any, data: argparse.ArgumentParser, names: list[str]) -> None:
         "[2000]",
     )
     p.add_argument("--seed", type=int, help="seed of the Monte-Carlo plan")
+    from core.cli import adaptive
+
+    adaptive.add_options(p, target=False)
+    p.add_argument(
+        "--epsilon",
+        type=float,
+        default=1.0,
+        metavar="EPS",
+        help="with --adaptive: eps per cell [1]",
+    )
     p.set_defaults(func=run)
 
 
@@ -57,6 +67,10 @@ def run(args: argparse.Namespace) -> Any:
 
     upper = check_upper(args.upper)
     target = plan.check_target(args.target_error)
+    if args.adaptive:
+        from core.cli import adaptive
+
+        return adaptive.run_plan(args, upper, target)
     if args.all:
         return run_all(args, upper, target)
     for flag, value in (("--slot-filter", args.slot_filter), ("--day", args.day)):

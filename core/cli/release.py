@@ -47,6 +47,9 @@ def register(sub: Any, data: argparse.ArgumentParser, names: list[str]) -> None:
     )
     every.add_argument("--slot-filter", metavar="SLOT", help="with --all: the HATs of this slot")
     every.add_argument("--day", metavar="YYYY-MM-DD", help="with --all: the HATs of this day")
+    from core.cli import adaptive
+
+    adaptive.add_options(p, target=True)  # one cell per area at the resolution that meets it
     p.set_defaults(func=run)
 
 
@@ -153,6 +156,10 @@ def release_dict(release, hat) -> dict[str, Any]:
 def run(args: argparse.Namespace) -> Any:
     from core import mechanisms
 
+    if args.adaptive:
+        from core.cli import adaptive
+
+        return adaptive.run_release(args)
     if args.all:
         return run_all(args)
     if args.slot_filter is not None or args.day is not None or args.accounting is not None:

@@ -128,6 +128,34 @@ def busiest_slot(table: pd.DataFrame) -> str:
     return str(table["slot"].iloc[0])
 
 
+def hat_rows(summaries: pd.DataFrame, hat: str) -> pd.DataFrame:
+    """The per-user summary rows of one HAT; a HAT whose cell is coarser than the data's cells
+    (an adaptive cover's, :mod:`core.citywide.adaptive`) resolves to the records of the slot's
+    cells that have it as ancestor (``h3.cell_to_parent``), summed per user.
+
+    >>> c = h3.latlng_to_cell(21.19, 72.83, 7)
+    >>> s = pd.DataFrame({"hat": [c + "/x"] * 2, "cell": c, "slot": "x", "user_id": ["a", "a"],
+    ...                   "m": [1, 3], "s": [10.0, 30.0], "q": [100.0, 300.0]})
+    >>> hat_rows(s.iloc[:1], h3.cell_to_parent(c, 5) + "/x")[["cell", "m"]].values.tolist()
+    [['8542d9d7fffffff', 1]]
+    """
+    cell, slot = split_hat(hat)
+    rows = summaries[summaries["hat"] == hat]
+    if len(rows) or len(summaries) == 0:
+        return rows
+    res = h3.get_resolution(cell)
+    in_slot = summaries[summaries["slot"].astype(str) == slot]
+    if len(in_slot) == 0 or h3.get_resolution(str(in_slot["cell"].iloc[0])) <= res:
+        return rows
+    cells = pd.unique(in_slot["cell"].astype(str))
+    mine = {c for c in cells.tolist() if h3.cell_to_parent(c, res) == cell}
+    part = in_slot[in_slot["cell"].astype(str).isin(mine)]
+    out = part.groupby("user_id", as_index=False, sort=True)[["m", "s", "q"]].sum()
+    return out.assign(hat=hat, cell=cell, slot=slot)[
+        ["hat", "cell", "slot", "user_id", "m", "s", "q"]
+    ]
+
+
 def hat_data(summaries: pd.DataFrame, hat: str | None = None, upper: float = 65.0) -> HatData:
     """The per-user summaries of one HAT as :class:`HatData` (busiest HAT when ``hat`` is None).
 
@@ -148,9 +176,7 @@ def hat_data(summaries: pd.DataFrame, hat: str | None = None, upper: float = 65.
     _check_summaries(summaries)
     if hat is None:
         hat = busiest_hat(hat_table(summaries))
-    else:
-        split_hat(hat)
-    rows = summaries[summaries["hat"] == hat]
+    rows = hat_rows(summaries, hat)
     if len(rows) == 0:
         raise HexplorerError(
             f"Unknown HAT {hat!r}: it has no records. List the valid ones with `hexplorer hats` "

@@ -190,3 +190,18 @@ def city_plan(
     return plan.city_plan(
         table, target, coverage=coverage, mechanism=mechanism, grids=grid_set(spec, slot, day)
     )
+
+
+@cached(max_entries=32)
+def adaptive_cover(
+    spec: DataSpec, slot: str, noise_measure: str, mechanism: str, epsilon: float,
+    target: float, r_min: int,
+):  # fmt: skip
+    """The slot's adaptive cover, resolutions r_min … the data's (core.citywide.adaptive)."""
+    from core.citywide.adaptive import adaptive_cover as cover_of
+
+    return cover_of(
+        compute.prepared(spec).summaries, slot=slot, epsilon=epsilon, target=target,
+        mechanism=mechanism, resolutions=(r_min, spec.resolution), upper=spec.upper,
+        noise_measure=noise_measure,
+    )  # fmt: skip

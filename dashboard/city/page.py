@@ -10,6 +10,7 @@ from __future__ import annotations
 import streamlit as st
 
 from core.mechanisms import get_mechanism
+from dashboard.city import adaptive as city_adaptive
 from dashboard.city import charts as city_charts
 from dashboard.city import compute as city_compute
 from dashboard.city import state as cs
@@ -398,6 +399,9 @@ with ui.errors_shown():  # a HexplorerError becomes a message, not a traceback
         f"Table: ε each hexagon needs ({len(planned.unreachable):,} can never reach the target)"
     ):
         ui.table(planned.hats, name="city_plan", key="city_plan", height=260)
+
+    if slot is not None:  # the adaptive hexagons' note (a slot's cover)
+        city_adaptive.note(spec, slot, noise_measure, plan_mechanism, epsilon, target, units)
 
     # --- What CHOP-USER suppressed and the errors ---------------------------------------------
     st.subheader("What CHOP-USER suppressed")

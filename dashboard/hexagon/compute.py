@@ -40,7 +40,17 @@ def hat_options(spec: DataSpec, label: str, limit: int) -> dict[str, dict]:
     table = hats(spec)
     offered = table.head(limit)
     if label not in set(offered["hat"]):
-        offered = pd.concat([offered, table[table["hat"] == label]])
+        row = table[table["hat"] == label]
+        if len(row) == 0:  # a coarse cell of the Map's adaptive cover: its own row, last
+            h = hat(spec, label)
+            cell, slot = label.split("/", 1)
+            row = pd.DataFrame(
+                [{"hat": label, "cell": cell, "slot": slot, "users": h.n_users,
+                  "records": h.n_records, "m_max": h.m_max, "m_min": h.m_min,
+                  "m_median": int(np.sort(h.counts)[::-1][(h.n_users + 1) // 2 - 1])}],
+                index=[len(table)],
+            )  # fmt: skip
+        offered = pd.concat([offered, row])
     return {  # position in the busiest-first table is the rank (to_dict: no Series per row)
         r["hat"]: {**r, "rank": int(i) + 1}
         for i, r in zip(offered.index, offered.to_dict("records"), strict=True)

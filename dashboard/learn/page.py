@@ -228,6 +228,11 @@ _CITY = (Path(__file__).resolve().parent / "city.md").read_text(encoding="utf-8"
 st.markdown(_CITY.split("\n", 1)[1] if _CITY.startswith("## ") else _CITY)
 _see(text.CITY_PAGE, "Whole city: every grid at once, the three accountings and CHOP-USER")
 
+st.header("Adaptive hexagons: the resolution the data can carry", anchor="adaptive")
+_ADAPTIVE = (Path(__file__).resolve().parent / "adaptive.md").read_text(encoding="utf-8")
+st.markdown(_ADAPTIVE.split("\n", 1)[1])
+_see(text.MAP_PAGE, "Map: Resolution → adaptive, and the split view fixed vs adaptive")
+
 st.header("Glossary", anchor="glossary")
 st.markdown(
     "Plain names first; the symbols and formulas are the papers'. The last column says where "

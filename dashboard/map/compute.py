@@ -169,3 +169,18 @@ def shown(
     else:
         raise ValueError(f"shown: unknown metric {metric!r}")
     return Shown(values=values, error=error, m_ub=at.m_ub, classes=classes, within=within)
+
+
+@cached(max_entries=32)
+def adaptive_cover(
+    spec: DataSpec, slot: str, noise_measure: str, mechanism: str, epsilon: float,
+    target: float, r_min: int,
+):  # fmt: skip
+    """The adaptive cover of the slot, resolutions r_min … the data's (core.citywide.adaptive;
+    tens of milliseconds on the demo city, so cached per ε, mechanism and target)."""
+    from core.citywide.adaptive import adaptive_cover as cover_of
+
+    return cover_of(
+        slot_rows(spec, slot), slot=slot, epsilon=epsilon, target=target, mechanism=mechanism,
+        resolutions=(r_min, spec.resolution), upper=spec.upper, noise_measure=noise_measure,
+    )  # fmt: skip

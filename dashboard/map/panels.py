@@ -30,7 +30,7 @@ from dashboard.common.session.selection import picked_row, select_hat
 from dashboard.common.source import compute, units
 from dashboard.common.source.compute import DataSpec
 from dashboard.common.view import downloads, maps, ui
-from dashboard.map import charts, layers, scales
+from dashboard.map import adaptive, charts, layers, scales
 from dashboard.map import compute as mc
 from dashboard.map import state as ms
 
@@ -202,6 +202,9 @@ def map_view(
         st.info("Set a target error above 0 to colour the map by error.", icon=":material/info:")
         return
     noise_measure = str(ss.get(state.NOISE_MEASURE) or "mean")
+    if adaptive.resolution_controls(spec) == "adaptive":  # mixed cells: their own map
+        mode = (epsilon, mechanism, target, noise_measure, selected_cell, basemap)
+        return adaptive.adaptive_map(spec, slot, *mode, _on_map_select, MAP_WIDTH_PX)
     with st.spinner("Every hexagon's error staircase (once per slot)…"):
         mc.table(spec, slot, noise_measure)
     base = mc.base(spec, slot)
@@ -396,6 +399,7 @@ def _plain_map(spec, slot, metric, labels, u, *, selected_cell, basemap) -> None
 
 
 SPLIT_LABELS = {"epsilon": "ε A vs ε B", "mechanism": "mechanism A vs B", "rule": "two m_UB rules"}
+SPLIT_LABELS["adaptive"] = "fixed vs adaptive resolution"
 SHOW_LABELS = {"sides": "side by side (linked)", "difference": "difference B − A"}
 
 
@@ -408,6 +412,8 @@ def sides() -> tuple[tuple[float, str], tuple[float, str]]:
         return (eps, mech), (float(ss[ms.EPSILON_B]), mech)
     if mode == "mechanism":
         return (eps, mech), (eps, str(ss[ms.MECHANISM_B]))
+    if mode == "adaptive":
+        return (eps, mech), (eps, mech)
     return (eps, str(ss[ms.RULE_A])), (eps, str(ss[ms.RULE_B]))
 
 
@@ -447,6 +453,8 @@ def split_view(spec: DataSpec, slot: str) -> None:
                 format_func=_mechanism_label,
                 key=ms.MECHANISM_B,
             )
+        elif mode == "adaptive":
+            adaptive.levels_slider(spec, "Coarsest resolution of B", split=True)
         else:
             st.selectbox("m_UB rule of A", list(ms.RULES), format_func=ms.RULES.get, key=ms.RULE_A)
             st.selectbox("m_UB rule of B", list(ms.RULES), format_func=ms.RULES.get, key=ms.RULE_B)
@@ -467,6 +475,10 @@ def split_view(spec: DataSpec, slot: str) -> None:
     sh_a = mc.shown("error", at_a, base, target=target, upper=spec.upper)
     sh_b = mc.shown("error", at_b, base, target=target, upper=spec.upper)
     names = {"A": f"ε = {eps_a:g}, {mech_a}", "B": f"ε = {eps_b:g}, {mech_b}"}
+    if mode == "adaptive":  # side B: the adaptive cover at A's ε and mechanism
+        texts_a = {**_base_texts(base), **_texts("error", sh_a.values, sh_a, u)}
+        adaptive.split_view(spec, slot, base, sh_a, texts_a, target, noise_measure, MAP_WIDTH_PX)
+        return
     cols = st.columns(2)
     for col, side, sh in ((cols[0], "A", sh_a), (cols[1], "B", sh_b)):
         w = sh.within

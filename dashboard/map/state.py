@@ -33,6 +33,8 @@ DERIVED_RUNS = "map_derived_runs"
 DERIVED_ASKED = "map_derived_asked"  # the parameters of the last simulation asked for
 APP_RERUN = "map_app_rerun"  # a map click changed the HAT: rerun the whole page
 TABLE_SHOWN = "map_table_shown"  # the table of the slot's hexagons, shown on request
+RESOLUTION_MODE = "map_resolution_mode"  # "fixed" | "adaptive" (core.citywide.adaptive)
+ADAPTIVE_LEVELS = "map_adaptive_levels"  # how many resolutions coarser the adaptive map may go
 
 
 def mechanisms() -> tuple[str, ...]:
@@ -48,7 +50,9 @@ RULES: dict[str, str] = {
     "opt-arrayavg-convex": "m_UB^(O,2) (opt-arrayavg-convex)",
 }
 """Two m_UB rules compared on the same BestFit arrays: the mechanisms that differ only in it."""
-SPLIT_MODES = ("epsilon", "mechanism", "rule")
+SPLIT_MODES = ("epsilon", "mechanism", "rule", "adaptive")
+RESOLUTION_MODES = ("fixed", "adaptive")
+ADAPTIVE_LEVEL_OPTIONS = (1, 2, 3, 4)
 SPLIT_SHOWS = ("sides", "difference")
 EPSILON_STOPS = state.EPSILON_OPTIONS
 DERIVED_RUN_OPTIONS = (500, 2_000, 10_000)
@@ -67,10 +71,12 @@ DEFAULTS: dict[str, Any] = {
     DERIVED_ASKED: None,
     APP_RERUN: False,
     TABLE_SHOWN: False,
+    RESOLUTION_MODE: "fixed",
+    ADAPTIVE_LEVELS: 2,
 }
 WIDGETS: tuple[str, ...] = (
     AUTO_SCALE, SPLIT, SPLIT_MODE, EPSILON_B, MECHANISM_B, RULE_A, RULE_B, SPLIT_SHOW,
-    DERIVED_RUNS, TABLE_SHOWN,
+    DERIVED_RUNS, TABLE_SHOWN, RESOLUTION_MODE, ADAPTIVE_LEVELS,
 )  # fmt: skip
 
 

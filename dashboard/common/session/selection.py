@@ -28,16 +28,28 @@ def current_hat(spec: DataSpec) -> str:
     """The selected HAT label, reset to the busiest HAT when unset or absent from this data."""
     ss = st.session_state
     table = compute.hats(spec)
-    if ss.get(state.HAT) is None or not (table["hat"] == ss[state.HAT]).any():
+    label = ss.get(state.HAT)
+    if label is None or not ((table["hat"] == label).any() or _coarse(spec, str(label))):
         ss[state.HAT] = busiest_hat(table)
     return str(ss[state.HAT])
+
+
+def _coarse(spec: DataSpec, label: str) -> bool:
+    """Whether ``label`` is a coarser cell of an adaptive cover (the Map's "Resolution:
+    adaptive") holding records of this data (``core.data.hat_rows``)."""
+    from core.errors import HexplorerError
+
+    try:
+        compute.hat(spec, label)
+    except HexplorerError:
+        return False
+    return True
 
 
 def current_slot(spec: DataSpec) -> str:
     """The slot of the selected HAT: the slot every page opens on."""
     label = current_hat(spec)
-    table = compute.hats(spec)
-    return str(table.loc[table["hat"] == label, "slot"].iloc[0])
+    return label.split("/", 1)[1]  # a coarse cell (adaptive map) is in no table row
 
 
 def select_slot(spec: DataSpec, slot: str) -> None:
