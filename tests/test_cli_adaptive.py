@@ -126,3 +126,18 @@ def test_publishing_bad_input_is_one_line(capsys, tmp_path, monkeypatch, argv, m
     status, out, err = run(capsys, *argv)
     errors = [line for line in err.splitlines() if not line.startswith("hexplorer: note:")]
     assert status == 2 and out == "" and len(errors) == 1 and message in errors[0], err
+
+
+@pytest.mark.parametrize("command", ["release", "compose"])
+def test_an_unwritable_output_is_refused_before_anything_is_charged(capsys, tmp_path, command):
+    """All or nothing, as every publish: /proc takes no new file, so nothing is recorded."""
+    from core.publish import Ledger
+
+    ledger = tmp_path / "ledger.sqlite"
+    flags = ["--mechanism", "opt-arrayavg"] if command == "release" else ["--publish"]
+    status, out, err = run(
+        capsys, command, "--adaptive", *flags, "--epsilon", "1", "--target-error", "3",
+        "--ledger", ledger, "--output", "/proc/x.csv",
+    )  # fmt: skip
+    assert status == 2 and out == "" and "nothing was published or charged" in err, err
+    assert not ledger.exists() or Ledger(ledger).summary().max_user_epsilon == 0.0

@@ -105,14 +105,18 @@ def run_release(args: argparse.Namespace) -> Any:
             "--adaptive publishes every cell at its default m_UB: drop --seed, --m-ub and --hat."
         )
     target = common.output_path(args.output, force=args.force, suffixes=files.OUTPUT_SUFFIXES)
-    summaries, cover_args = inputs(args, args.epsilon, args.mechanism)
-    cover, published = publish_adaptive_hats(
-        summaries, cover_args=cover_args, accounting=args.accounting or "per-user",
-        dataset=args.data or "demo", ledger=args.ledger, namespace=args.namespace,
-        budget=args.budget,
-    )  # fmt: skip
-    release = published.release
-    files.write_table(with_resolution(files.hats_table(release)), target)
+    with files.StagedFile(target) as staged:  # an unwritable --output: refused before charging
+        summaries, cover_args = inputs(args, args.epsilon, args.mechanism)
+        cover, published = publish_adaptive_hats(
+            summaries, cover_args=cover_args, accounting=args.accounting or "per-user",
+            dataset=common.dataset_name(args), ledger=args.ledger, namespace=args.namespace,
+            budget=args.budget, id_form=common.id_form(args),
+            before_commit=lambda rel: staged.write(
+                files.to_bytes(with_resolution(files.hats_table(rel)), target.suffix)
+            ),
+        )  # fmt: skip
+        release = published.release
+        staged.commit(release.release_id)
     return {
         "output": str(target),
         "mechanism": release.mechanism,
@@ -124,7 +128,7 @@ def run_release(args: argparse.Namespace) -> Any:
         "accounting": release.accounting,
         "release_privacy_loss": release.privacy_loss,
         "ledger": str(published.ledger),
-        **common.ledger_report(published.summary),
+        **common.ledger_report(published),
         "cover": _cover_dict(cover),
     }
 
@@ -135,12 +139,24 @@ def run_compose(args: argparse.Namespace, epsilon: float, target) -> Any:
     from core.publish import files
     from core.publish.adaptive import publish_adaptive_city, with_resolution
 
-    summaries, cover_args = inputs(args, epsilon, args.mechanism)
-    cover, published = publish_adaptive_city(
-        summaries, cover_args=cover_args, accounting=args.accounting,
-        dataset=args.data or "demo", ledger=args.ledger, namespace=args.namespace,
-        budget=args.budget,
-    )  # fmt: skip
+    staged = None if target is None else files.StagedFile(target)  # refused before charging
+    try:
+        summaries, cover_args = inputs(args, epsilon, args.mechanism)
+        cover, published = publish_adaptive_city(
+            summaries, cover_args=cover_args, accounting=args.accounting,
+            dataset=common.dataset_name(args), ledger=args.ledger, namespace=args.namespace,
+            budget=args.budget, id_form=common.id_form(args),
+            before_commit=None
+            if staged is None
+            else lambda rel: staged.write(
+                files.to_bytes(with_resolution(files.city_table(rel)), staged.target.suffix)
+            ),
+        )  # fmt: skip
+        if staged is not None:
+            staged.commit(published.release.release_id)
+    finally:
+        if staged is not None:
+            staged.discard()
     rel = published.release
     table = with_resolution(files.city_table(rel))
     out: dict[str, Any] = {
@@ -154,13 +170,12 @@ def run_compose(args: argparse.Namespace, epsilon: float, target) -> Any:
         "accounting": rel.accounting,
         "privacy_loss": rel.privacy_loss,
         "k": rel.k,
-        **common.ledger_report(published.summary),
+        **common.ledger_report(published),
         "cover": _cover_dict(cover),
         "release": table[["hat", "cell", "resolution", "slot", "noisy_mean", "noisy_var"]].to_dict(
             orient="records"
         ),
     }
     if target is not None:
-        files.write_table(table, target)
         out["output"] = str(target)
     return out
