@@ -33,7 +33,7 @@ _LOGGER = logging.getLogger(__name__)
 
 def warm() -> None:
     """Import what the pages use and compute the demo city's first map (cached)."""
-    from core.data import busiest_slot
+    from core.data import default_slot
     from dashboard.common import compute, shown, url  # noqa: F401  (app.py's run)
     from dashboard.common.sidebar import default_spec
     from dashboard.map import compute as map_compute
@@ -43,7 +43,7 @@ def warm() -> None:
     spec = default_spec()
     compute.report(spec)
     table = compute.hats(spec)
-    slot = busiest_slot(table)
+    slot = default_slot(table)
     compute.slot_cells(spec, slot)
     compute.cell_density(spec)
     map_compute.base(spec, slot)  # the Map's derived-mean panel, under the map

@@ -16,6 +16,7 @@ import streamlit as st
 
 from core import multigrid, plan, postprocess
 from core.citywide import errors
+from core.data import slot_table as core_slot_table
 from core.errors import HexplorerError
 from core.multigrid import ChopResult, GridSet
 from dashboard.common import compute
@@ -35,19 +36,13 @@ def _is_absolute(slot: str) -> bool:
 
 @_cache(max_entries=16)
 def slot_table(spec: DataSpec) -> pd.DataFrame:
-    """One row per slot, busiest (most records) first: slot, day, hexagons, users, records.
+    """One row per slot, most records first (``core.data.slot_table``): slot, day, hexagons,
+    users, records.
 
     ``users`` sums the HATs' buses (a bus in two hexagons counts twice); ``day`` is '' for
     hour-of-day slots. Ties keep the slot order.
     """
-    hats = compute.hats(spec)
-    out = (
-        hats.groupby("slot", sort=True)
-        .agg(hexagons=("hat", "size"), users=("users", "sum"), records=("records", "sum"))
-        .reset_index()
-        .sort_values("records", ascending=False, kind="stable")
-        .reset_index(drop=True)
-    )
+    out = core_slot_table(compute.hats(spec))  # the busiest hour (most records city-wide) first
     out.insert(1, "day", [s[:10] if _is_absolute(s) else "" for s in out["slot"]])
     return out
 

@@ -1,9 +1,10 @@
 """Which HAT the pages show: ``state.HAT``, the one source of truth for the HAT *and* the slot.
 
 Every page reads the HAT from here and the current slot is the HAT's slot, so the Map, One
-hexagon and Whole city always show the same hexagon-hour. "Busiest" means one thing, defined in
-core (``core.data.busiest_hat`` and ``busiest_slot``, also the CLI's defaults): the HAT
-(hexagon-hour) with the most records, and the default slot is the busiest HAT's slot.
+hexagon and Whole city always show the same hexagon-hour. The two "busiest" are defined once, in core (``core.data.busiest``, also the
+CLI's defaults) and named by what they are: every page opens on the busiest hexagon-hour (the
+HAT with the most records) and its slot; the busiest hour (most records city-wide) heads the
+lists of slots.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from core.data import busiest_hat
+from core.data import busiest_hexagon_hour, slot_names
 from dashboard.common import compute, state
 from dashboard.common.compute import DataSpec
 
@@ -24,11 +25,11 @@ def hat_label(row: pd.Series | dict, users_noun: str = "buses") -> str:
 
 
 def current_hat(spec: DataSpec) -> str:
-    """The selected HAT label, reset to the busiest HAT when unset or absent from this data."""
+    """The selected HAT label, reset to the busiest hexagon-hour when unset or absent from this data."""
     ss = st.session_state
     table = compute.hats(spec)
     if ss.get(state.HAT) is None or not (table["hat"] == ss[state.HAT]).any():
-        ss[state.HAT] = busiest_hat(table)
+        ss[state.HAT] = busiest_hexagon_hour(table)
     return str(ss[state.HAT])
 
 
@@ -39,8 +40,22 @@ def current_slot(spec: DataSpec) -> str:
     return str(table.loc[table["hat"] == label, "slot"].iloc[0])
 
 
+def slot_options(slots: list[str], opening: str) -> list[str]:
+    """A list of slots sorted most records first, with the slot it opens on (``opening``, the
+    selected HAT's) moved to the top, so that the list opens at its top with the selected entry
+    in view (a select box opens scrolled to its selected entry)."""
+    return [opening, *(s for s in slots if s != opening)] if opening in slots else list(slots)
+
+
+def slot_name(spec: DataSpec, slot: str) -> str:
+    """' — busiest hour (most records city-wide)' or ' — holds the busiest hexagon-hour' for
+    the two notable slots (``core.data.slot_names``), '' for the others."""
+    name = slot_names(compute.hats(spec)).get(slot)
+    return f" — {name}" if name else ""
+
+
 def select_slot(spec: DataSpec, slot: str) -> None:
-    """Make ``slot`` current: the busiest HAT of that slot becomes the selected HAT (use from
+    """Make ``slot`` current: the busiest hexagon of that slot becomes the selected HAT (use from
     callbacks); nothing changes when the selected HAT is in that slot already."""
     ss = st.session_state
     table = compute.hats(spec)
@@ -48,7 +63,7 @@ def select_slot(spec: DataSpec, slot: str) -> None:
         return
     in_slot = table[table["slot"] == slot]
     if len(in_slot):
-        ss[state.HAT] = busiest_hat(in_slot)
+        ss[state.HAT] = busiest_hexagon_hour(in_slot)
 
 
 def picked_row(selection_state, layer_id: str) -> dict | None:

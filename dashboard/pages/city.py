@@ -15,7 +15,7 @@ from dashboard.city import compute as city_compute
 from dashboard.city import state as cs
 from dashboard.common import compute, downloads, figures, maps, state, ui, units
 from dashboard.common import units as unit_names
-from dashboard.common.selection import current_slot, select_slot
+from dashboard.common.selection import current_slot, select_slot, slot_name, slot_options
 from dashboard.common.sidebar import require_data
 
 MODE_LABELS = {"slot": "all hexagons of one slot", "day": "all HATs of one day"}
@@ -90,12 +90,13 @@ with ui.errors_shown():  # a HexplorerError becomes a message, not a traceback
                 cs.remember(cs.SLOT, str(ss[cs.SLOT]))
 
             st.selectbox(
-                "Slot (most records first; opens on the selected HAT's slot)",
-                options=list(rows),
+                "Slot (the selected HAT's first, then most records first)",
+                options=slot_options(list(rows), str(ss[cs.SLOT])),
                 key=cs.SLOT,
                 on_change=_on_slot_change,
                 format_func=lambda s: (
                     f"{s} — {rows[s]['hexagons']:,} hexagons, {rows[s]['records']:,} records"
+                    + slot_name(spec, s)
                 ),
             )
             slot = str(ss[cs.SLOT])

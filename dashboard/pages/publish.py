@@ -15,7 +15,7 @@ from core.publish import BudgetExceeded
 from core.publish.city import ACCOUNTINGS
 from dashboard.common import compute as common_compute
 from dashboard.common import ui, units
-from dashboard.common.selection import current_slot
+from dashboard.common.selection import current_slot, slot_name, slot_options
 from dashboard.common.sidebar import require_data
 from dashboard.publish import charts, compute
 from dashboard.publish import state as ps
@@ -54,10 +54,18 @@ with ui.errors_shown():
     hats: tuple[str, ...] = ()
     with c2:
         if mode == "slot":
-            options = slot_table["slot"].astype(str).tolist()
-            if ss.get(ps.SLOT) not in options:  # the slot every page opens on (busiest HAT's)
+            rows = {r["slot"]: r for r in slot_table.to_dict("records")}
+            if ss.get(ps.SLOT) not in rows:  # the slot every page opens on (the selected HAT's)
                 ps.remember(ps.SLOT, current_slot(spec))
-            st.selectbox("Slot (most records first)", options=options, key=ps.SLOT)
+            st.selectbox(
+                "Slot (the selected HAT's first, then most records first)",
+                options=slot_options(list(rows), current_slot(spec)),
+                key=ps.SLOT,
+                format_func=lambda s: (
+                    f"{s} — {rows[s]['hexagons']:,} hexagons, {rows[s]['records']:,} records"
+                    + slot_name(spec, s)
+                ),
+            )
             slot = str(ss[ps.SLOT])
         elif mode == "day":
             day_options = compute.days(slot_table)

@@ -17,7 +17,7 @@ import streamlit as st
 from core.citywide.chop import chop_user
 from core.citywide.grids import release_grids
 from core.citywide.gridset import GridSet, select_grids
-from core.data import hat_data
+from core.data import hat_data, slot_table
 from core.errors import HexplorerError
 from core.mechanisms import release as simulate_release
 from core.postprocess import clamp_mean, clamp_variance
@@ -36,15 +36,8 @@ def _cache(**kwargs):
 
 @_cache(max_entries=16)
 def slots(spec: DataSpec) -> pd.DataFrame:
-    """slot, hexagons, records; busiest (most records) first."""
-    hats = compute.hats(spec)
-    return (
-        hats.groupby("slot", sort=True)
-        .agg(hexagons=("hat", "size"), records=("records", "sum"))
-        .reset_index()
-        .sort_values("records", ascending=False, kind="stable")
-        .reset_index(drop=True)
-    )
+    """slot, hexagons, users, records; most records (city-wide) first (``core.data.slot_table``)."""
+    return slot_table(compute.hats(spec))
 
 
 def days(slot_table: pd.DataFrame) -> list[str]:

@@ -400,15 +400,15 @@ def test_map_follows_a_hat_chosen_on_another_page(oracle):
 
 def test_cli_compose_and_the_dashboard_open_on_the_same_slot(oracle, capsys):
     """``hexplorer compose``'s default grids and the Map/Whole city's default slot are one
-    definition (core.data.busiest_slot): the busiest HAT's slot."""
+    definition (core.data.default_slot): the busiest hexagon-hour's slot."""
     import json
 
     from core.cli import main
-    from core.data import busiest_slot
+    from core.data import default_slot
 
     assert main(["compose", "--epsilon", "1", "--json"]) == 0
     cli_slot = json.loads(capsys.readouterr().out)["slot"]
-    assert cli_slot == busiest_slot(oracle["hats"])
+    assert cli_slot == default_slot(oracle["hats"])
     at = _app("map")
     assert at.session_state[state.MAP_SLOT] == cli_slot
     at.switch_page(PAGES["city"]).run()

@@ -14,8 +14,8 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from core.citywide.grids import grid_statistics, release_grids
-from core.citywide.gridset import GridSet, busiest_slot, select_grids
-from core.data import load_demo, prepare
+from core.citywide.gridset import GridSet, select_grids
+from core.data import default_slot, hat_table, load_demo, prepare
 from core.publish import Ledger, ledger_path
 from core.publish.city import user_charges
 from dashboard.publish import state as ps
@@ -62,7 +62,7 @@ def test_preview_publish_ledger(summaries):
     at.run()
     _ok(at)
     assert at.title[0].value == "Publish"
-    slot = busiest_slot(summaries)
+    slot = default_slot(hat_table(summaries))
     assert at.session_state[ps.SLOT] == slot
     assert any("a simulation, nothing is published" in s.value for s in at.subheader)
     gs = GridSet.from_summaries(select_grids(summaries, slot=slot))
