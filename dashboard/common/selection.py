@@ -24,13 +24,38 @@ def hat_label(row: pd.Series | dict, users_noun: str = "buses") -> str:
     return f"{row['cell']} / {row['slot']} — {users:,} {users_noun}, {records:,} records"
 
 
+HAT_CHANGED_ON = "_hat_changed_on"  # the page whose run last changed the HAT (its title)
+HAT_SEEN = "_hat_seen"  # {page title: the HAT that page last showed}
+
+
+def _changed_here() -> None:
+    """Note that this run's page changed the HAT (shown on the other pages: :func:`note_change`)."""
+    st.session_state[HAT_CHANGED_ON] = st.session_state.get(state.PAGE_TITLE) or "another page"
+
+
 def current_hat(spec: DataSpec) -> str:
     """The selected HAT label, reset to the busiest hexagon-hour when unset or absent from this data."""
     ss = st.session_state
     table = compute.hats(spec)
     if ss.get(state.HAT) is None or not (table["hat"] == ss[state.HAT]).any():
         ss[state.HAT] = busiest_hexagon_hour(table)
+        ss[HAT_CHANGED_ON] = None  # new data: nobody's choice
     return str(ss[state.HAT])
+
+
+def note_change(spec: DataSpec, page: str) -> None:
+    """Say so when the HAT this page showed last was changed on another page ("HAT changed on
+    the Map: …"): the pages share one HAT, so a click on the Map moves One hexagon's view."""
+    ss = st.session_state
+    hat = current_hat(spec)
+    seen = ss.setdefault(HAT_SEEN, {})
+    before, where = seen.get(page), ss.get(HAT_CHANGED_ON)
+    seen[page] = hat
+    if before is not None and before != hat and where and where != page:
+        st.info(
+            f"HAT changed on the {where} page: now **{hat}** (this page showed {before}).",
+            icon=":material/sync_alt:",
+        )
 
 
 def current_slot(spec: DataSpec) -> str:
@@ -64,6 +89,7 @@ def select_slot(spec: DataSpec, slot: str) -> None:
     in_slot = table[table["slot"] == slot]
     if len(in_slot):
         ss[state.HAT] = busiest_hexagon_hour(in_slot)
+        _changed_here()
 
 
 def picked_row(selection_state, layer_id: str) -> dict | None:
@@ -93,4 +119,6 @@ def picked_row(selection_state, layer_id: str) -> dict | None:
 
 def select_hat(label: str) -> None:
     """Make ``label`` the HAT every page shows (use from callbacks)."""
+    if st.session_state.get(state.HAT) != label:
+        _changed_here()
     st.session_state[state.HAT] = label

@@ -22,7 +22,7 @@ import streamlit as st
 
 from core.data import HOUR_OF_DAY
 from core.errors import HexplorerError
-from dashboard.common import compute, datadir, limits, state, units
+from dashboard.common import compute, datadir, datasettings, limits, state, units, url
 from dashboard.common.columns import detect_columns, detect_noun, detect_unit
 from dashboard.common.compute import DataSpec, Source
 
@@ -290,8 +290,14 @@ def data_sidebar() -> DataChoice:
         columns = None
         if source is not None:
             columns, error, pending = _column_widgets(source)
+            # U, resolution, slot, zeros, unit and noun belong to the data set (datasettings)
+            linked = ss.get(url.LINK_FILE) == source.digest[: url.DIGEST_CHARS]
+            datasettings.follow(source.key(), source.name, adopt=linked)
         _units_widgets(source, columns)
         upper, resolution, slot, keep_zeros = _settings_widgets()
+        datasettings.save()
+        if (note := datasettings.note()) is not None:
+            st.caption(note)
         if columns is not None and source is not None:
             candidate = DataSpec(
                 source=source,

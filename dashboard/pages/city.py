@@ -15,7 +15,13 @@ from dashboard.city import compute as city_compute
 from dashboard.city import state as cs
 from dashboard.common import compute, downloads, figures, maps, state, ui, units
 from dashboard.common import units as unit_names
-from dashboard.common.selection import current_slot, select_slot, slot_name, slot_options
+from dashboard.common.selection import (
+    current_slot,
+    note_change,
+    select_slot,
+    slot_name,
+    slot_options,
+)
 from dashboard.common.sidebar import require_data
 
 MODE_LABELS = {"slot": "all hexagons of one slot", "day": "all HATs of one day"}
@@ -62,6 +68,7 @@ u = units.current()
 st.caption(workbench_note(u))
 
 with ui.errors_shown():  # a HexplorerError becomes a message, not a traceback
+    note_change(spec, "Whole city")  # "HAT changed on the Map page: …"
     slots = city_compute.slot_table(spec)
     days = city_compute.day_table(spec)
 

@@ -11,7 +11,13 @@ from __future__ import annotations
 import streamlit as st
 
 from dashboard.common import compute, downloads, state, ui, units
-from dashboard.common.selection import current_hat, current_slot, select_hat, select_slot
+from dashboard.common.selection import (
+    current_hat,
+    current_slot,
+    note_change,
+    select_hat,
+    select_slot,
+)
 from dashboard.common.sidebar import require_data
 from dashboard.map import panels as map_panels
 from dashboard.map import state as ms
@@ -42,6 +48,7 @@ ss = st.session_state
 u = units.current()
 metric_labels = map_panels.metric_labels(u)
 with ui.errors_shown():  # a HexplorerError becomes a message, not a traceback
+    note_change(spec, "Map")
     hat = current_hat(spec)
     table = compute.hats(spec)
     slots = sorted(set(table["slot"]))

@@ -23,7 +23,7 @@ from core.mechanisms import MECHANISMS, get_rule
 from dashboard.common import compute, downloads, memo, shown, state, ui, url
 from dashboard.common import glossary as g
 from dashboard.common.compute import DataSpec
-from dashboard.common.selection import current_hat, hat_label, select_hat
+from dashboard.common.selection import current_hat, hat_label, note_change, select_hat
 from dashboard.common.sidebar import require_data
 from dashboard.common.units import Units, current
 from dashboard.hexagon import charts, readouts
@@ -227,6 +227,8 @@ controls = st.sidebar.container()  # the page's controls, above the shared data 
 settings_box = st.sidebar.container()  # the settings ε does not move (full runs only)
 spec = require_data()
 ss = st.session_state
+with ui.errors_shown():
+    note_change(spec, "One hexagon")  # "HAT changed on the Map page: …"
 
 
 def settings(spec: DataSpec) -> None:
