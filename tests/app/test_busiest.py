@@ -24,7 +24,7 @@ from core.data import (
     prepare,
 )
 from dashboard.city import state as cs
-from dashboard.common import state
+from dashboard.common.session import state
 from dashboard.publish import state as ps
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -51,8 +51,8 @@ def test_the_demo_has_two_different_busiest(table):
 @pytest.mark.parametrize(
     ("page", "key"),
     [
-        ("dashboard/pages/city.py", cs.SLOT),
-        ("dashboard/pages/publish.py", ps.SLOT),
+        ("dashboard/city/page.py", cs.SLOT),
+        ("dashboard/publish/page.py", ps.SLOT),
     ],
 )
 def test_slot_lists_open_on_the_busiest_hexagon_hour_at_their_top_and_name_both(
@@ -73,7 +73,7 @@ def test_slot_lists_open_on_the_busiest_hexagon_hour_at_their_top_and_name_both(
 
 @pytest.mark.parametrize(
     "page",
-    ["dashboard/pages/hexagon_map.py", "dashboard/pages/one_hexagon.py"],
+    ["dashboard/map/page.py", "dashboard/hexagon/page.py"],
 )
 def test_map_and_one_hexagon_open_on_the_busiest_hexagon_hour(at, table, page):
     at.switch_page(page).run()

@@ -11,15 +11,16 @@ import pytest
 from streamlit.testing.v1 import AppTest
 from test_own_data import AIS
 
-from dashboard.common import state, units
+from dashboard.common.session import state
+from dashboard.common.source import units
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app.py")
 PAGES = {
-    "map": "dashboard/pages/hexagon_map.py",
-    "one": "dashboard/pages/one_hexagon.py",
-    "experiments": "dashboard/pages/experiments.py",
-    "data": "dashboard/pages/data.py",
+    "map": "dashboard/map/page.py",
+    "one": "dashboard/hexagon/page.py",
+    "experiments": "dashboard/experiments/page.py",
+    "data": "dashboard/data/page.py",
 }
 TIMEOUT = 180
 

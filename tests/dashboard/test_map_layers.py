@@ -15,9 +15,10 @@ import pytest
 from core.citywide import derived, errors
 from core.citywide.gridset import grid_set
 from core.data import default_slot, hat_table, load_demo, prepare
-from dashboard.common import maps, selection
-from dashboard.common.units import Units
-from dashboard.map import charts, layers
+from dashboard.common.session import selection
+from dashboard.common.source.units import Units
+from dashboard.common.view import maps
+from dashboard.map import charts, layers, scales
 
 U = 65.0
 KNOTS = Units(value="knots", user="ship")
@@ -45,13 +46,13 @@ def demo_slot():
 
 def test_error_scale_is_fixed_while_epsilon_moves_and_colours_follow_the_error(demo_slot):
     table, _ = demo_slot
-    scale = layers.error_scale(5.0, KNOTS)
+    scale = scales.error_scale(5.0, KNOTS)
     assert scale.edges == (0.0, 1.25, 2.5, 5.0, 10.0, 20.0, math.inf)
     assert scale.fixed and scale.colors == maps.PALETTE
     e1 = errors.errors_at(table, 0.5).total
     e2 = errors.errors_at(table, 2.0).total
-    s1 = layers.style(e1, scale, None)
-    s2 = layers.style(e2, scale, None)
+    s1 = scales.style(e1, scale, None)
+    s2 = scales.style(e2, scale, None)
     # the same error gets the same colour at both ε; a different bin gets a different colour
     for s, e in ((s1, e1), (s2, e2)):
         expected = np.array([maps.PALETTE[int(np.searchsorted(scale.edges[1:-1], v, "right"))]
@@ -62,11 +63,11 @@ def test_error_scale_is_fixed_while_epsilon_moves_and_colours_follow_the_error(d
 
 
 def test_auto_scale_depends_on_the_values_and_says_so():
-    a = layers.auto_scale(np.array([1.0, 2.0, 3.0, 4.0]), title="t")
-    b = layers.auto_scale(np.array([10.0, 20.0, 30.0, 40.0]), title="t")
+    a = scales.auto_scale(np.array([1.0, 2.0, 3.0, 4.0]), title="t")
+    b = scales.auto_scale(np.array([10.0, 20.0, 30.0, 40.0]), title="t")
     assert not a.fixed and a.edges != b.edges
     assert "automatic" in charts.legend(a).layout.title.text
-    assert "automatic" not in charts.legend(layers.error_scale(5.0, KNOTS)).layout.title.text
+    assert "automatic" not in charts.legend(scales.error_scale(5.0, KNOTS)).layout.title.text
 
 
 def test_dimmed_set_is_the_hexagons_over_target_with_their_outlines(demo_slot):
@@ -74,32 +75,32 @@ def test_dimmed_set_is_the_hexagons_over_target_with_their_outlines(demo_slot):
     at = errors.errors_at(table, 1.0)
     classes = derived.trust_classes(at.total, target=5.0, upper=U)
     assert {0, 1, 2} <= set(classes.tolist())  # the demo slot has all three at ε = 1
-    styled = layers.style(at.total, layers.error_scale(5.0, KNOTS), classes)
+    styled = scales.style(at.total, scales.error_scale(5.0, KNOTS), classes)
     np.testing.assert_array_equal(styled.dimmed(), np.flatnonzero(classes != 0))
     over, none = classes == 1, classes == 2
-    assert (styled.line[over, :3] == layers.OVER_OUTLINE).all()
-    assert (styled.line[none, :3] == layers.NO_USE_OUTLINE).all()
-    assert (styled.width[classes != 0] == layers.OUTLINE_PX).all()
+    assert (styled.line[over, :3] == scales.OVER_OUTLINE).all()
+    assert (styled.line[none, :3] == scales.NO_USE_OUTLINE).all()
+    assert (styled.width[classes != 0] == scales.OUTLINE_PX).all()
     assert (styled.width[classes == 0] == 1).all()
     assert (styled.fill[:, 3] == maps.FILL_ALPHA).all()  # opaque: the dots stay hidden
-    plain = layers.style(at.total, layers.error_scale(5.0, KNOTS), None)
+    plain = scales.style(at.total, scales.error_scale(5.0, KNOTS), None)
     np.testing.assert_array_equal(styled.fill[classes == 0], plain.fill[classes == 0])
     assert (styled.fill[over, :3] > plain.fill[over, :3]).all()  # mixed with white: paler
-    assert (styled.fill[none, :3] == layers.NO_USE_FILL).all()
+    assert (styled.fill[none, :3] == scales.NO_USE_FILL).all()
 
 
 def test_legend_text_carries_the_units_and_counts():
-    scale = layers.error_scale(2.0, KNOTS)
+    scale = scales.error_scale(2.0, KNOTS)
     assert scale.labels[0] == "0.00 – 0.50 knots" and scale.labels[-1] == "≥ 8.00 knots"
     assert "knots" in scale.title
     assert [e.label for e in scale.legend()] == list(scale.labels)
-    words = layers.trust_legend(np.array([0, 1, 1, 2]), 2.0, 30.0, KNOTS)
+    words = scales.trust_legend(np.array([0, 1, 1, 2]), 2.0, 30.0, KNOTS)
     assert words[0].startswith("Faded, orange outline: over target — 2 hexagons")
     assert "±2 knots" in words[0]
     assert "1 hexagon with too few ships" in words[1] and "U/2 = 15 knots" in words[1]
-    assert layers.relative_scale().labels[:2] == ("0 – 2.5%", "2.5 – 5%")
-    assert layers.value_scale(30.0, KNOTS).labels[-1] == "25.0 – 30.0 knots"
-    assert layers.difference_scale(4.0, KNOTS).labels[0] == "B better by > 4.00 knots"
+    assert scales.relative_scale().labels[:2] == ("0 – 2.5%", "2.5 – 5%")
+    assert scales.value_scale(30.0, KNOTS).labels[-1] == "25.0 – 30.0 knots"
+    assert scales.difference_scale(4.0, KNOTS).labels[0] == "B better by > 4.00 knots"
     assert "{v}" not in layers.tooltip(None, KNOTS)["text"]  # the error map's value is e
     tip = layers.tooltip("relative error", KNOTS)["text"]
     assert "relative error: {v}" in tip
@@ -110,10 +111,10 @@ def test_legend_text_carries_the_units_and_counts():
 
 def test_split_deck_draws_b_half_a_map_east_in_one_view(demo_slot):
     table, base = demo_slot
-    scale = layers.error_scale(5.0, KNOTS)
+    scale = scales.error_scale(5.0, KNOTS)
     texts = {"v": ["x"] * len(base)}
     rows = [
-        layers.records(base, layers.style(errors.errors_at(table, e).total, scale, None), texts)
+        layers.records(base, scales.style(errors.errors_at(table, e).total, scale, None), texts)
         for e in (0.5, 2.0)
     ]
     view, _ = maps.fit_view(base["cell"].tolist(), width_px=380)
@@ -152,7 +153,7 @@ def test_error_deck_rows_are_small_and_outlines_follow_the_trust_code(demo_slot)
     table, base = demo_slot
     at = errors.errors_at(table, 1.0)
     classes = derived.trust_classes(at.total, target=5.0, upper=U)
-    styled = layers.style(at.total, layers.error_scale(5.0, KNOTS), classes)
+    styled = scales.style(at.total, scales.error_scale(5.0, KNOTS), classes)
     rows = layers.records(base, styled, {"v": ["v"] * len(base)}, draw="hexagons")
     assert rows.dots is None
     assert set(rows.hexagons[0]) == {"cell", "fill", "q", "v"}
@@ -192,7 +193,7 @@ def test_hexagons_smaller_than_a_dot_are_drawn_as_dots_that_answer_the_mouse(dem
     table, base = demo_slot
     at = errors.errors_at(table, 1.0)
     classes = derived.trust_classes(at.total, target=5.0, upper=U)
-    styled = layers.style(at.total, layers.error_scale(5.0, KNOTS), classes)
+    styled = scales.style(at.total, scales.error_scale(5.0, KNOTS), classes)
     assert layers.draw_mode(2 * maps.MIN_POINT_PIXELS - 0.1) == "dots"
     assert layers.draw_mode(2 * maps.MIN_POINT_PIXELS) == "both"
     assert layers.draw_mode(layers.DOTS_BELOW_PX) == "hexagons"
@@ -221,9 +222,9 @@ def test_handout_map_has_one_trace_per_colour_and_the_dimmed_classes(demo_slot):
     table, base = demo_slot
     at = errors.errors_at(table, 1.0)
     classes = derived.trust_classes(at.total, target=5.0, upper=U)
-    scale = layers.error_scale(5.0, KNOTS)
-    styled = layers.style(at.total, scale, classes)
-    words = layers.trust_legend(classes, 5.0, U, KNOTS)
+    scale = scales.error_scale(5.0, KNOTS)
+    styled = scales.style(at.total, scale, classes)
+    words = scales.trust_legend(classes, 5.0, U, KNOTS)
     fig = charts.handout_map(base, styled, scale, classes=classes, title="T", trust_words=words)
     names = [t.name for t in fig.data]
     assert "Faded, orange outline: over target" in names
@@ -243,12 +244,12 @@ def test_a_new_epsilon_changes_only_the_colours_of_the_same_layers(demo_slot):
     data (no polygon rebuilt), their ids carry the cells' fingerprint (other hexagons are other
     layers) and the colours' fingerprint triggers the colour update."""
     table, base = demo_slot
-    scale = layers.error_scale(5.0, KNOTS)
+    scale = scales.error_scale(5.0, KNOTS)
 
     def rows_at(eps):
         at = errors.errors_at(table, eps)
         classes = derived.trust_classes(at.total, target=5.0, upper=U)
-        styled = layers.style(at.total, scale, classes)
+        styled = scales.style(at.total, scale, classes)
         return layers.records(base, styled, {}, draw="both")
 
     a, b = rows_at(0.5), rows_at(2.0)
@@ -272,7 +273,7 @@ def test_a_new_epsilon_changes_only_the_colours_of_the_same_layers(demo_slot):
         assert sub["hexagon-cell-hifi"]["_subLayerProps"]["fill"]["dataComparator"] == "@@=true"
     # other hexagons (fewer, or in another order) are another layer
     other = layers.records(base.iloc[::-1].reset_index(drop=True),
-                           layers.style(np.zeros(len(base)), scale, None), {})  # fmt: skip
+                           scales.style(np.zeros(len(base)), scale, None), {})  # fmt: skip
     assert other.geometry != a.geometry
     bare = layers.hexagon_layers(layers.Rows(hexagons=a.hexagons), layer_id="h", pickable=True)
     assert bare[0].id == "h" and not hasattr(bare[0], "data_comparator")  # no fingerprint: default
