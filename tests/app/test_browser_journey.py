@@ -166,7 +166,22 @@ def test_journey_over_uploads_demo_and_pages(server):
         if os.environ.get("JOURNEY_STOP_BEFORE_RELOAD"):
             return
         # a reload keeps the upload for this browser
+        link = page.url
+        assert "hexplorer_browser" not in link and "file=" in link
         page.reload(wait_until="domcontentloaded")
         _in_use(page, expect, "flights.csv · U = 65 km/h")
+        wait_idle(page)
         assert page.get_by_text("Upload the same file").count() == 0
+        expect(
+            page.get_by_text("A reload of this view in this browser finds the file")
+        ).to_be_visible()
         _shot(page, "after-reload")
+
+        # a colleague with the link only (another browser, no cookie) is asked for the file
+        other = page.context.browser.new_page(viewport={"width": WIDTH, "height": HEIGHT})
+        try:
+            other.goto(link, wait_until="domcontentloaded")
+            expect(other.get_by_text("Upload the same file").first).to_be_visible(timeout=120_000)
+            assert other.get_by_text("In use: flights.csv").count() == 0
+        finally:
+            other.close()
