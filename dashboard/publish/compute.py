@@ -14,11 +14,13 @@ import numpy as np
 import pandas as pd
 
 from core.citywide.chop import chop_user
+from core.citywide.errors import error_table, errors_at
 from core.citywide.grids import release_grids
 from core.citywide.gridset import GridSet, select_grids
 from core.data import hat_data, slot_table
 from core.errors import HexplorerError
 from core.mechanisms import release as simulate_release
+from core.plan import ANALYTIC_MECHANISMS, recommended_mechanism
 from core.postprocess import clamp_mean, clamp_variance
 from core.publish import Ledger, batch, city, files, single
 from core.publish.records import LedgerEntry
@@ -59,6 +61,29 @@ def grid_set(
     else:
         rows = select_grids(summaries, slot=slot)
     return GridSet.from_summaries(rows)
+
+
+@cached(max_entries=32)
+def recommended(
+    spec: DataSpec,
+    mode: str,
+    hats: tuple[str, ...],
+    slot: str | None,
+    day: str | None,
+    epsilon: float,
+) -> str:
+    """The mechanism the plan recommends for these HATs at ε (``core.plan.recommended_mechanism``:
+    the smallest median worst-case error): the page's default, so that its preview is useful."""
+    table = error_table(grid_set(spec, mode, hats, slot, day), upper=spec.upper)
+    return recommended_mechanism(table, epsilon)
+
+
+def useless(table: pd.DataFrame, upper: float) -> int:
+    """How many rows' releases are useless: a worst-case error of at least U/2, no better than
+    the middle of [0, U] (too few users for this ε)."""
+    if "error_bound" not in table:
+        return 0
+    return int((table["error_bound"].to_numpy(dtype=float) >= upper / 2).sum())
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -124,6 +149,10 @@ def preview(
                 }
             )
         table = pd.DataFrame(rows)
+        if mechanism in ANALYTIC_MECHANISMS:  # the worst case from counts, as grid-laplace's
+            errors = error_table(gs, upper=spec.upper)
+            bound = pd.Series(errors_at(errors, epsilon, mechanism).total, index=errors.hats)
+            table["error_bound"] = table["hat"].map(bound).to_numpy(dtype=float)
         charges = gs.grids_per_user.astype(np.float64) * epsilon  # ε per HAT a user is in
     return Preview(table=table, charges=charges, user_ids=tuple(gs.user_ids.astype(str)))
 

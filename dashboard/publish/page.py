@@ -17,7 +17,7 @@ from dashboard.common.session.selection import current_slot, slot_name, slot_opt
 from dashboard.common.sidebar import require_data
 from dashboard.common.source import compute as common_compute
 from dashboard.common.source import units
-from dashboard.common.view import ui
+from dashboard.common.view import downloads, ui
 from dashboard.publish import charts, compute
 from dashboard.publish import state as ps
 
@@ -88,6 +88,9 @@ with ui.errors_shown():
                 st.info("Choose one or more HATs.")
                 st.stop()
     names = [ps.GRID_MECHANISM, *MECHANISMS]
+    if ss.get(ps.MECHANISM) not in names:  # opens on the plan's recommendation for these HATs
+        eps0 = float(ss.get(ps.EPSILON) or 1.0)
+        ps.remember(ps.MECHANISM, compute.recommended(spec, mode, hats, slot, day, eps0))
     c3, c4, c5 = st.columns([2, 2, 2])
     c3.selectbox(
         "Mechanism",
@@ -95,8 +98,9 @@ with ui.errors_shown():
         key=ps.MECHANISM,
         format_func=lambda n: "grid-laplace (mean and variance per HAT)" if n == ps.GRID_MECHANISM
         else f"{n} (mean, one release per HAT)",
-        help="grid-laplace: SPEC §5, each HAT's mean and variance plus Laplace noise (ε/2 each). "
-        "The others are the single-HAT mechanisms of the One-hexagon page.",
+        help="Opens on the mechanism the plan recommends for these HATs (the smallest median "
+        "worst-case error at ε). grid-laplace: SPEC §5, each HAT's mean and variance plus "
+        "Laplace noise (ε/2 each). The others are the single-HAT mechanisms of One hexagon.",
     )  # fmt: skip
     mechanism = str(ss[ps.MECHANISM])
     if ss.get(ps.EPSILON) not in ps.EPSILON_OPTIONS:
@@ -136,15 +140,37 @@ with ui.errors_shown():
     m[1].metric(f"{u.users.capitalize()} charged", f"{len(pv.user_ids):,}")
     m[2].metric("Largest charge ε", f"{float(pv.charges.max()):g}")
     m[3].metric(
-        "Would pass the budget",
+        "Would go over the budget",
         "no budget set" if summary.budget is None else f"{over:,} {u.users}",
+        help=None
+        if summary.budget is None
+        else f"Of the {len(pv.user_ids):,} {u.users} charged, {over:,} would have a cumulative "
+        f"ε above the budget {summary.budget:g} after this release (publishing is refused "
+        f"then); {len(pv.user_ids) - over:,} would stay within it.",
     )
     st.caption(
         f"Simulated with numpy noise (seed {int(ss[ps.SEED])}), values clamped into range as "
-        f"the published files are. Means in {u.value}, variances in {u.squared}. error_bound is "
-        "the worst-case error from counts only."
+        f"the published files are. Means in {u.value}, variances in {u.squared}. "
+        f"error_bound [{u.value}]: the worst-case error of a hexagon's released mean, from its "
+        "counts only (how far off the published mean can be, at most)."
     )
-    st.dataframe(pv.table, hide_index=True, height=240, key="publish_preview_table")
+    n_useless = compute.useless(pv.table, spec.upper)
+    if n_useless:
+        st.warning(
+            f"{n_useless:,} of {len(pv.table):,} hexagons would get a useless release: too few "
+            f"{u.users} for ε = {epsilon:g}, their worst-case error is at least U/2 = "
+            f"{spec.upper / 2:g} {u.value}, no better than guessing the middle of [0, "
+            f"{spec.upper:g}] {u.value}. A larger ε, or leaving them out, helps.",
+            icon=":material/warning:",
+        )
+    st.dataframe(
+        downloads.with_units(
+            pv.table, u, values=["noisy_mean", "error_bound"], squared=["noisy_var"]
+        ),
+        hide_index=True,
+        height=240,
+        key="publish_preview_table",
+    )
 
     # --- Publish ----------------------------------------------------------------------------
     st.subheader("Publish")
@@ -193,7 +219,7 @@ with ui.errors_shown():
     m[4].metric("Near the budget (≥ 90%)", f"{summary.users_near_budget:,}")
     ui.chart(
         charts.user_epsilon_histogram(
-            book.user_epsilons(), budget=summary.budget, units=u, after=after
+            book.user_epsilons(), budget=summary.budget, units=u, after=after, before=before
         ),
         key="publish_user_epsilon",
     )

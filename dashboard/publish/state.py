@@ -35,7 +35,7 @@ MAX_HATS = 50  # single-HAT mechanisms publish one release per HAT: keep it a ha
 DEFAULTS: dict[str, Any] = {
     MODE: "slot",
     HATS: [],
-    MECHANISM: GRID_MECHANISM,
+    MECHANISM: None,  # None: the plan's recommendation for the chosen HATs (the page sets it)
     EPSILON: 1.0,
     ACCOUNTING: "per-user",
     NAMESPACE: "default",
