@@ -75,6 +75,16 @@ def chop(spec: DataSpec, slot: str | None, day: str | None, epsilon: float) -> C
 
 
 @cached(max_entries=64)
+def mean_error_after(spec: DataSpec, slot: str | None, day: str | None, epsilon: float) -> float:
+    """The largest worst-case error of a grid's mean after CHOP-USER, in the data's unit:
+    E_μ + 2Δ_μ/ε, the mean's part of E_g (SPEC section 5; E_g adds the variance's, in the unit
+    squared)."""
+    kept = chop(spec, slot, day, epsilon).retained
+    e = multigrid.grid_errors(grid_set(spec, slot, day), epsilon, upper=spec.upper, retained=kept)
+    return float(np.max(e.bias_mean + 2.0 * e.delta_mean / epsilon))
+
+
+@cached(max_entries=64)
 def release(
     spec: DataSpec, slot: str | None, day: str | None, epsilon: float, seed: int
 ) -> pd.DataFrame:

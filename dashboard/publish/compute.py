@@ -91,7 +91,8 @@ class Preview:
     """A simulated release (numpy noise, seeded) and what publishing it would charge.
 
     ``table``: hat, cell, slot, noisy_mean[, noisy_var] (simulated, clamped as the files are),
-    error_bound (worst case, from counts); ``charges``: ε per user (GridSet order).
+    error_bound (the mean's worst-case error, from counts, in the data's unit)[, E_g (SPEC §5:
+    mean and variance errors added)]; ``charges``: ε per user (GridSet order).
     """
 
     table: pd.DataFrame
@@ -127,7 +128,9 @@ def preview(
                 "slot": sim["slot"],
                 "noisy_mean": clamp_mean(sim["noisy_mean"].to_numpy(), spec.upper),
                 "noisy_var": clamp_variance(sim["noisy_var"].to_numpy(), spec.upper),
-                "error_bound": sim["error_bound"],
+                # the mean's worst case (data's unit), E_μ + 2Δ_μ/ε; E_g adds the variance's
+                "error_bound": sim["bias_mean"] + 2.0 * sim["delta_mean"] / epsilon,
+                "E_g": sim["error_bound"],
             }
         )
         charges = city.user_charges(gs, epsilon, accounting, k)

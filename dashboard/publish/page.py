@@ -140,7 +140,7 @@ with ui.errors_shown():
     m[1].metric(f"{u.users.capitalize()} charged", f"{len(pv.user_ids):,}")
     m[2].metric("Largest charge ε", f"{float(pv.charges.max()):g}")
     m[3].metric(
-        "Would go over the budget",
+        f"{u.users.capitalize()} that would go over the budget",
         "no budget set" if summary.budget is None else f"{over:,} {u.users}",
         help=None
         if summary.budget is None
@@ -166,7 +166,7 @@ with ui.errors_shown():
     st.dataframe(
         downloads.with_units(
             pv.table, u, values=["noisy_mean", "error_bound"], squared=["noisy_var"]
-        ),
+        ).rename(columns={"E_g": f"E_g [{u.value} + {u.squared}]"}),
         hide_index=True,
         height=240,
         key="publish_preview_table",
@@ -215,7 +215,9 @@ with ui.errors_shown():
     m[0].metric("Releases", f"{summary.releases:,}")
     m[1].metric(u.users.capitalize(), f"{summary.users:,}")
     m[2].metric(f"Largest ε of a {u.user}", f"{summary.max_user_epsilon:g}")
-    m[3].metric("Budget", "none" if summary.budget is None else f"{summary.budget:g}")
+    m[3].metric(
+        f"Budget (ε per {u.user})", "none" if summary.budget is None else f"{summary.budget:g}"
+    )
     m[4].metric("Near the budget (≥ 90%)", f"{summary.users_near_budget:,}")
     ui.chart(
         charts.user_epsilon_histogram(

@@ -137,7 +137,7 @@ def test_data_report_matches_core(oracle):
     rep = prepare(load_demo()).report
     got = _metrics(at)
     assert got["Rows read"] == f"{rep.rows_read:,}"
-    assert got["Rejected"] == f"{rep.n_rejected:,}"
+    assert got["Rejected rows"] == f"{rep.n_rejected:,}"
     assert got["Clamped into [0, 65] km/h"] == f"{rep.clamped:,}"
     assert got["HATs"] == f"{rep.hats:,}"
     pd.testing.assert_frame_equal(
@@ -170,7 +170,7 @@ def test_upload_then_malformed_file_keeps_previous_data():
     assert not at.error
     rep = prepare(pd.read_csv(io.BytesIO(GOOD))).report
     assert _metrics(at)["Rows read"] == f"{rep.rows_read:,}" == "6"
-    assert _metrics(at)["Rejected"] == "2"
+    assert _metrics(at)["Rejected rows"] == "2"
     reasons = _frame(at, "reason", "rows")
     assert reasons["rows"].sum() == 2
     assert not _frame(at, "row", "reason").empty  # examples of rejected rows

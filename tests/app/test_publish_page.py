@@ -123,7 +123,7 @@ def test_budget_refusal_is_a_message_and_records_nothing():
     at = AppTest.from_file(PAGE, default_timeout=TIMEOUT)
     at.run()
     assert not at.exception
-    assert _metrics(at)["Budget"] == "0.5"
+    assert _metrics(at)["Budget (ε per bus)"] == "0.5"
     at.checkbox(key=ps.CONFIRM).check().run()
     at.button(key="publish_button").click().run()
     assert not at.exception
