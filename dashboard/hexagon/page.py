@@ -185,7 +185,6 @@ def view(spec: DataSpec) -> None:
                     mechanism=name, title=MECHANISMS[name].title, values=values, share_within=share
                 )
             )
-        vs_eps = hx.worst_case_vs_epsilon(spec, hat, noise_measure)
         target_eps, plan_note = None, None
         if target is not None:
             p = hx.target_plan(
@@ -193,6 +192,8 @@ def view(spec: DataSpec) -> None:
             )
             target_eps = p.epsilon
             plan_note = labels.plan_note(p, units)
+        upto = hx.worst_case_range(eps, target_eps)  # on past 10 when a target needs it
+        vs_eps = hx.worst_case_vs_epsilon(spec, hat, noise_measure, upto)
         left, right = st.columns(2)
         with left:
             if sets:
