@@ -82,10 +82,14 @@ class Store:
         return len(self._files)
 
 
-@st.cache_resource(show_spinner=False)
+_STORE = Store()
+
+
 def store() -> Store:
-    """The server's one store (shared by its sessions; each reads only its browser's token)."""
-    return Store()
+    """The server's one store (shared by its sessions; each reads only its browser's token): a
+    module-level object, not a cache entry, so that no cache expiry drops a file before its
+    own time."""
+    return _STORE
 
 
 def _cookie_token() -> str | None:
