@@ -9,7 +9,6 @@ Screenshots of each stop go to test-artifacts/journey-*.png.
 
 from __future__ import annotations
 
-import os
 import re
 
 import pytest
@@ -163,8 +162,6 @@ def test_journey_over_uploads_demo_and_pages(server):
         _in_use(page, expect, "flights.csv · U = 65 km/h")
         wait_idle(page)
 
-        if os.environ.get("JOURNEY_STOP_BEFORE_RELOAD"):
-            return
         # a reload keeps the upload for this browser
         link = page.url
         assert "hexplorer_browser" not in link and "file=" in link
