@@ -53,8 +53,12 @@ def run() -> None:
         for path, url_path, title, icon in PAGES
     ]
     url.read_once()
+    # Every run keeps the shared settings, whatever page runs: a page that drew none of them
+    # (Experiments) let Streamlit drop them all at its end, and the next page started from the
+    # defaults (One hexagon's mechanisms, the Map's colouring, the data source).
+    state.init()
     page = st.navigation(pages)
-    state.page_ran(page.url_path)  # a page's own widgets come back on its return
+    state.page_ran(page.url_path, page.title)  # a page's own widgets come back on its return
     shown.reset()  # the figures of this run, for the report
     page.run()
     url.write()

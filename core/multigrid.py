@@ -28,7 +28,6 @@ from core.citywide.grids import (
 from core.citywide.gridset import (
     SUMMARY_COLUMNS,
     GridSet,
-    busiest_slot,
     grid_set,
     select_grids,
 )
@@ -44,7 +43,6 @@ __all__ = [
     "_error_vec",
     "bias_mean",
     "bias_var",
-    "busiest_slot",
     "chop_user",
     "compose",
     "delta_mean",

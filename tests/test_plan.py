@@ -204,11 +204,11 @@ def test_monte_carlo_plan_unreachable_and_errors():
 
 
 def _city():
-    from core.citywide.gridset import busiest_slot, grid_set
-    from core.data import load_demo, prepare
+    from core.citywide.gridset import grid_set
+    from core.data import default_slot, hat_table, load_demo, prepare
 
     s = prepare(load_demo()).summaries
-    return grid_set(s, slot=busiest_slot(s))
+    return grid_set(s, slot=default_slot(hat_table(s)))
 
 
 def _ties():

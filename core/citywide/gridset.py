@@ -14,7 +14,6 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from core.data import hats
 from core.errors import HexplorerError
 
 SUMMARY_COLUMNS = ("hat", "cell", "slot", "user_id", "m", "s", "q")
@@ -49,22 +48,6 @@ def _check_summaries(summaries: pd.DataFrame) -> None:
         raise HexplorerError(
             f"summaries lacks column(s) {missing}; expected {list(SUMMARY_COLUMNS)} (core.data)."
         )
-
-
-def busiest_slot(summaries: pd.DataFrame) -> str:
-    """The default grids' slot: the busiest HAT's slot (``core.data.busiest_slot``, the one
-    definition the dashboard uses too), not the slot with the most records over all cells.
-
-    >>> df = pd.DataFrame({"hat": ["a/h08", "b/h09", "c/h09"], "cell": ["a", "b", "c"],
-    ...     "slot": ["h08", "h09", "h09"], "user_id": ["u", "u", "v"], "m": [3, 2, 2],
-    ...     "s": [1.0, 1.0, 1.0], "q": [1.0, 1.0, 1.0]})
-    >>> busiest_slot(df)  # h09 has 4 records over its cells, but the busiest HAT is a/h08
-    'h08'
-    """
-    _check_summaries(summaries)
-    if len(summaries) == 0:
-        raise HexplorerError("summaries has no rows: there is no slot to choose.")
-    return hats.busiest_slot(hats.hat_table(summaries))
 
 
 def select_grids(

@@ -46,7 +46,7 @@ def resolutions(args: argparse.Namespace) -> tuple[int, int]:
 
 def inputs(args: argparse.Namespace, epsilon: float, mechanism: str):
     """(summaries, the cover's arguments) of ``--adaptive`` (one-line errors)."""
-    from core.citywide.gridset import busiest_slot
+    from core.data import default_slot, hat_table
     from core.mechanisms import analytic_names
     from core.params import check_epsilon, check_upper
     from core.plan import check_target
@@ -64,7 +64,7 @@ def inputs(args: argparse.Namespace, epsilon: float, mechanism: str):
     eps = check_epsilon(epsilon)
     r_min, r_max = resolutions(args)
     summaries = common.prepared(args).summaries
-    slot = args.slot_filter or busiest_slot(summaries)
+    slot = args.slot_filter or default_slot(hat_table(summaries))
     cover_args = dict(
         slot=slot, epsilon=eps, target=target, mechanism=mechanism, resolutions=(r_min, r_max),
         upper=check_upper(args.upper), noise_measure=getattr(args, "noise_measure", "mean"),

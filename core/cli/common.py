@@ -43,7 +43,9 @@ def data_options() -> Parser:
         "--keep-zeros", action="store_true", help="keep zero values (dropped by default)"
     )
     group.add_argument(
-        "--hat", metavar="CELL/SLOT", help="the HAT to analyse (default: the busiest)"
+        "--hat",
+        metavar="CELL/SLOT",
+        help="the HAT to analyse (default: the busiest hexagon-hour, the first `hats` lists)",
     )
     group.add_argument("--json", action="store_true", help="print JSON instead of a table")
     return parent
@@ -116,7 +118,7 @@ def reported(result):
 
 
 def hat_of(args: argparse.Namespace):
-    """The chosen HAT (or the busiest) of the dataset, as HatData."""
+    """The chosen HAT (or the busiest hexagon-hour) of the dataset, as HatData."""
     from core.data import hat_data
 
     return hat_data(prepared(args).summaries, args.hat, upper=args.upper)

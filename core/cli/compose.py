@@ -26,7 +26,10 @@ def register(sub: Any, data: argparse.ArgumentParser, names: list[str]) -> None:
     p.add_argument(
         "--slot-filter",
         metavar="SLOT",
-        help="grids = all cells of this slot (default: the busiest HAT's slot, as `hats` lists)",
+        help=(
+            "grids = all cells of this slot (default: the slot of the busiest hexagon-hour, "
+            "the first HAT `hats` lists; not the busiest hour city-wide: `hats --slots`)"
+        ),
     )
     p.add_argument("--day", metavar="YYYY-MM-DD", help="grids = all HATs of this day")
     mode = p.add_mutually_exclusive_group()
@@ -83,6 +86,7 @@ def _check_flags(args: argparse.Namespace) -> None:
 
 def run(args: argparse.Namespace) -> Any:
     from core.citywide import accounting, chop, grids, gridset
+    from core.data import default_slot, hat_table
 
     _check_flags(args)
     target = None
@@ -99,8 +103,8 @@ def run(args: argparse.Namespace) -> Any:
         return adaptive.run_compose(args, common.epsilons(args.epsilon)[0], target)
     summaries = common.prepared(args).summaries
     slot = args.slot_filter
-    if slot is None and args.day is None:  # all cells of the busiest HAT's slot
-        slot = gridset.busiest_slot(summaries)
+    if slot is None and args.day is None:  # all cells of the busiest hexagon-hour's slot
+        slot = default_slot(hat_table(summaries))
     rows = gridset.select_grids(summaries, slot=slot, day=args.day)
     gs = gridset.GridSet.from_summaries(rows)
     epsilons = common.epsilons(args.epsilon)

@@ -5,12 +5,19 @@ m, s, q) -> ``hat_table`` / ``hat_data``. ``load_demo`` gives the embedded demo 
 """
 
 from core.data.aggregation import aggregate
+from core.data.busiest import (
+    BUSIEST_HEXAGON_HOUR,
+    BUSIEST_HOUR,
+    busiest_hexagon_hour,
+    busiest_hour,
+    default_slot,
+    slot_names,
+    slot_table,
+)
 from core.data.config import HOUR_OF_DAY, ColumnMap, PrepConfig, slot_seconds
 from core.data.demo import load_demo
 from core.data.hats import (
     HAT_TABLE_COLUMNS,
-    busiest_hat,
-    busiest_slot,
     hat_data,
     hat_means,
     hat_table,
@@ -34,8 +41,13 @@ __all__ = [
     "PrepReport",
     "Prepared",
     "aggregate",
-    "busiest_hat",
-    "busiest_slot",
+    "BUSIEST_HEXAGON_HOUR",
+    "BUSIEST_HOUR",
+    "busiest_hexagon_hour",
+    "busiest_hour",
+    "default_slot",
+    "slot_names",
+    "slot_table",
     "column_names",
     "hat_data",
     "hat_means",

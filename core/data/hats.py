@@ -6,6 +6,7 @@ import h3
 import pandas as pd
 import polars as pl
 
+from core.data.busiest import busiest_hexagon_hour
 from core.errors import HexplorerError
 from core.hat import HatData
 
@@ -105,29 +106,6 @@ def hat_means(summaries: pd.DataFrame) -> pd.DataFrame:
     return table.select("hat", "mean").to_pandas()
 
 
-def busiest_hat(table: pd.DataFrame) -> str:
-    """The busiest HAT of a :func:`hat_table`: the most records, ties by the HAT string (its
-    first row). The default HAT of every view: ``hat_data``, the CLI and the dashboard.
-
-    >>> t = pd.DataFrame({"hat": ["a/h08", "b/h09"], "slot": ["h08", "h09"], "records": [3, 2]})
-    >>> busiest_hat(t), busiest_slot(t)
-    ('a/h08', 'h08')
-    """
-    if len(table) == 0:
-        raise HexplorerError("There are no HATs: the summaries are empty.")
-    return str(table["hat"].iloc[0])
-
-
-def busiest_slot(table: pd.DataFrame) -> str:
-    """The slot of the :func:`busiest_hat`: the default slot of every view (``hexplorer
-    compose``, the dashboard's Map, One hexagon and Whole city), so they open on the same
-    hexagon-hour. Not the slot with the most records over all cells, which can differ.
-    """
-    if len(table) == 0:
-        raise HexplorerError("There are no HATs: the summaries are empty.")
-    return str(table["slot"].iloc[0])
-
-
 def hat_rows(summaries: pd.DataFrame, hat: str) -> pd.DataFrame:
     """The per-user summary rows of one HAT; a HAT whose cell is coarser than the data's cells
     (an adaptive cover's, :mod:`core.citywide.adaptive`) resolves to the records of the slot's
@@ -157,7 +135,8 @@ def hat_rows(summaries: pd.DataFrame, hat: str) -> pd.DataFrame:
 
 
 def hat_data(summaries: pd.DataFrame, hat: str | None = None, upper: float = 65.0) -> HatData:
-    """The per-user summaries of one HAT as :class:`HatData` (busiest HAT when ``hat`` is None).
+    """The per-user summaries of one HAT as :class:`HatData` (the busiest hexagon-hour when
+    ``hat`` is None, :func:`core.data.busiest.busiest_hexagon_hour`).
 
     Parameters
     ----------
@@ -175,7 +154,7 @@ def hat_data(summaries: pd.DataFrame, hat: str | None = None, upper: float = 65.
     """
     _check_summaries(summaries)
     if hat is None:
-        hat = busiest_hat(hat_table(summaries))
+        hat = busiest_hexagon_hour(hat_table(summaries))
     rows = hat_rows(summaries, hat)
     if len(rows) == 0:
         raise HexplorerError(

@@ -39,7 +39,14 @@ float), :mod:`core.plan.hexagon` (one HAT, analytic), :mod:`core.plan.montecarlo
 simulated) and :mod:`core.plan.city` (every HAT of a slot, a day or a file).
 """
 
-from core.plan.city import CityPlan, check_coverage, city_plan, coverage_curve, epsilon_needed
+from core.plan.city import (
+    CityPlan,
+    check_coverage,
+    city_plan,
+    coverage_curve,
+    epsilon_needed,
+    recommended_mechanism,
+)
 from core.plan.hexagon import Plan, baseline_epsilon, epsilon_for_error
 from core.plan.montecarlo import MonteCarloPlan, epsilon_for_error_mc
 from core.plan.pieces import (
@@ -73,6 +80,7 @@ __all__ = [
     "epsilon_for_error",
     "epsilon_for_error_mc",
     "epsilon_needed",
+    "recommended_mechanism",
     "fixed_m_ub",
     "m_rule",
     "opt_bounding_piece_starts",

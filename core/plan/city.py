@@ -302,3 +302,32 @@ def city_plan(
         status="ok", epsilon=eps, hats_reaching=int(within.sum()),
         missing=tuple(frame["hat"][~within]), user_loss=loss, hats=frame, **common,
     )  # fmt: skip
+
+
+def recommended_mechanism(table, epsilon: float) -> str:
+    """The mechanism a plan recommends for a set of HATs at ``epsilon``: among
+    :data:`core.plan.ANALYTIC_MECHANISMS`, the one whose worst-case error (SPEC sections 3, 4)
+    has the smallest median over the HATs; ties by that tuple's order.
+
+    Parameters
+    ----------
+    table : core.citywide.errors.ErrorTable
+        From ``error_table(grids, upper=...)`` (its U and noise measure apply).
+    epsilon : float
+        ε per HAT.
+
+    >>> from core.citywide.errors import error_table
+    >>> from core.citywide.gridset import GridSet
+    >>> m = [60] + [2] * 39  # one busy user: bounding its records pays (14.6 against 28.3)
+    >>> s = pd.DataFrame({"hat": "c/h08", "cell": "c", "slot": "h08", "m": m,
+    ...     "user_id": [f"u{i:02d}" for i in range(40)], "s": 20.0 * np.array(m),
+    ...     "q": 400.0 * np.array(m)})
+    >>> recommended_mechanism(error_table(GridSet.from_summaries(s), upper=65.0), 1.0)
+    'opt-bounding'
+    """
+    from core.citywide.errors import errors_at
+    from core.plan.pieces import ANALYTIC_MECHANISMS
+
+    eps = check_epsilon(epsilon)
+    medians = [float(np.median(errors_at(table, eps, name).total)) for name in ANALYTIC_MECHANISMS]
+    return ANALYTIC_MECHANISMS[int(np.argmin(medians))]

@@ -327,17 +327,20 @@ def loss_chart(
         "Total privacy loss of releasing every grid",
         shapes=[vline(epsilon, EPSILON_COLOR, 1, "dot")],
         xaxis=epsilon_axis("ε per grid"),
-        yaxis=log_axis("total privacy loss"),
+        yaxis=log_axis("total privacy loss (ε)"),
     )
 
 
-def error_chart(table: pd.DataFrame, *, threshold: float, epsilon: float) -> go.Figure:
+def error_chart(
+    table: pd.DataFrame, *, threshold: float, epsilon: float, units: Units | None = None
+) -> go.Figure:
     """Per-grid worst-case error E_g before and after CHOP-USER, with the threshold E_thresh.
 
     ``table`` has columns hat, error_before, error_bound (E_g after; ``city_compute.release``).
     Grids are drawn in order of decreasing error before (x = rank 1..G); trace 0: before,
     trace 1: after. The threshold is the first layout shape (a horizontal line).
     """
+    units = units or Units()
     order = np.argsort(-table["error_before"].to_numpy(dtype=float), kind="stable")
     part = table.iloc[order]
     rank = np.arange(1, len(part) + 1)
@@ -388,7 +391,7 @@ def error_chart(table: pd.DataFrame, *, threshold: float, epsilon: float) -> go.
         shapes=[line],
         annotations=[note],
         xaxis_title="grid (by decreasing error before CHOP-USER)",
-        yaxis_title="worst-case error E_g",
+        yaxis_title=f"worst-case error E_g ({units.value} + {units.squared})",
     )
 
 

@@ -16,6 +16,7 @@ import pandas as pd
 
 from core import multigrid, plan, postprocess
 from core.citywide import errors
+from core.data import slot_table as core_slot_table
 from core.errors import HexplorerError
 from core.multigrid import ChopResult, GridSet
 from dashboard.common.cache import cached
@@ -30,19 +31,13 @@ def _is_absolute(slot: str) -> bool:
 
 @cached(max_entries=16)
 def slot_table(spec: DataSpec) -> pd.DataFrame:
-    """One row per slot, busiest (most records) first: slot, day, hexagons, users, records.
+    """One row per slot, most records first (``core.data.slot_table``): slot, day, hexagons,
+    users, records.
 
     ``users`` sums the HATs' buses (a bus in two hexagons counts twice); ``day`` is '' for
     hour-of-day slots. Ties keep the slot order.
     """
-    hats = compute.hats(spec)
-    out = (
-        hats.groupby("slot", sort=True)
-        .agg(hexagons=("hat", "size"), users=("users", "sum"), records=("records", "sum"))
-        .reset_index()
-        .sort_values("records", ascending=False, kind="stable")
-        .reset_index(drop=True)
-    )
+    out = core_slot_table(compute.hats(spec))  # the busiest hour (most records city-wide) first
     out.insert(1, "day", [s[:10] if _is_absolute(s) else "" for s in out["slot"]])
     return out
 
@@ -77,6 +72,16 @@ def grid_set(spec: DataSpec, slot: str | None, day: str | None) -> GridSet:
 def chop(spec: DataSpec, slot: str | None, day: str | None, epsilon: float) -> ChopResult:
     """``core.multigrid.chop_user`` on the chosen grids at per-grid budget ε."""
     return multigrid.chop_user(grid_set(spec, slot, day), epsilon, upper=spec.upper)
+
+
+@cached(max_entries=64)
+def mean_error_after(spec: DataSpec, slot: str | None, day: str | None, epsilon: float) -> float:
+    """The largest worst-case error of a grid's mean after CHOP-USER, in the data's unit:
+    E_μ + 2Δ_μ/ε, the mean's part of E_g (SPEC section 5; E_g adds the variance's, in the unit
+    squared)."""
+    kept = chop(spec, slot, day, epsilon).retained
+    e = multigrid.grid_errors(grid_set(spec, slot, day), epsilon, upper=spec.upper, retained=kept)
+    return float(np.max(e.bias_mean + 2.0 * e.delta_mean / epsilon))
 
 
 @cached(max_entries=64)

@@ -15,7 +15,13 @@ from dashboard.city import charts as city_charts
 from dashboard.city import compute as city_compute
 from dashboard.city import state as cs
 from dashboard.common.session import state
-from dashboard.common.session.selection import current_slot, select_slot
+from dashboard.common.session.selection import (
+    current_slot,
+    note_change,
+    select_slot,
+    slot_name,
+    slot_options,
+)
 from dashboard.common.sidebar import require_data
 from dashboard.common.source import compute, units
 from dashboard.common.source import units as unit_names
@@ -57,6 +63,23 @@ def workbench_note(u: units.Units) -> str:
     )
 
 
+def _headed(table, u):
+    """The table with the unit of each amount in its header ('chop_loss [ε]', E_g's columns in
+    the value unit plus its square, as SPEC §5 adds the mean's and the variance's errors)."""
+    e_g = f"[{u.value} + {u.squared}]"
+    names = {
+        "worst_case_error": f"[{u.value}]",
+        "basic_loss": "[ε]",
+        "user_loss": "[ε]",
+        "chop_loss": "[ε]",
+        "threshold": e_g,
+        "max_error_after": e_g,
+        "error_before": e_g,
+        "error_after": e_g,
+    }
+    return table.rename(columns={c: f"{c} {names[c]}" for c in table.columns if c in names})
+
+
 st.title("Whole city")
 cs.init()  # before any widget: the sidebar's and this page's kept values
 spec = require_data()
@@ -65,6 +88,7 @@ u = units.current()
 st.caption(workbench_note(u))
 
 with ui.errors_shown():  # a HexplorerError becomes a message, not a traceback
+    note_change(spec, "Whole city")  # "HAT changed on the Map page: …"
     slots = city_compute.slot_table(spec)
     days = city_compute.day_table(spec)
 
@@ -93,12 +117,13 @@ with ui.errors_shown():  # a HexplorerError becomes a message, not a traceback
                 cs.remember(cs.SLOT, str(ss[cs.SLOT]))
 
             st.selectbox(
-                "Slot (most records first; opens on the selected HAT's slot)",
-                options=list(rows),
+                "Slot (the selected HAT's first, then most records first)",
+                options=slot_options(list(rows), str(ss[cs.SLOT])),
                 key=cs.SLOT,
                 on_change=_on_slot_change,
                 format_func=lambda s: (
                     f"{s} — {rows[s]['hexagons']:,} hexagons, {rows[s]['records']:,} records"
+                    + slot_name(spec, s)
                 ),
             )
             slot = str(ss[cs.SLOT])
@@ -166,12 +191,27 @@ with ui.errors_shown():  # a HexplorerError becomes a message, not a traceback
         f"{loss.after_chop:,.2f}",
         help=f"The same release after suppressing the chosen ({u.user}, grid) pairs.",
     )
+    e_units = f"{u.value} + {u.squared}"
     cols[3].metric(
-        "E_thresh",
+        f"E_thresh ({e_units})",
         f"{chop.threshold:,.1f}",
-        help="max_g E_g with nothing suppressed; CHOP-USER never goes above it.",
+        help="The worst grid's worst-case error with nothing suppressed (max_g E_g); CHOP-USER "
+        f"never goes above it. E_g adds a grid's mean error ({u.value}) and its variance error "
+        f"({u.squared}), as SPEC §5 does: the variance part is why it runs into thousands.",
     )
-    cols[4].metric("max E_g after", f"{float(chop.errors_after.max()):,.1f}")
+    mean_after = city_compute.mean_error_after(spec, slot, day, epsilon)
+    cols[4].metric(
+        f"max E_g after ({e_units})",
+        f"{float(chop.errors_after.max()):,.1f}",
+        help="The worst grid's worst-case error after CHOP-USER (mean and variance errors "
+        f"added). Its mean alone: worst-case error of a grid's mean at most {mean_after:,.2f} "
+        f"{u.value}.",
+    )
+    st.caption(
+        f"Worst-case error of a grid's mean after CHOP-USER: at most **{mean_after:,.2f} "
+        f"{u.value}** (E_μ + 2Δ_μ/ε of the worst grid); the E columns add the variance's error "
+        f"in {u.squared}."
+    )
     if grids.n_grids == 1:
         st.info(
             "A single grid: every composition gives the same loss and CHOP-USER has nothing to "
@@ -259,8 +299,29 @@ with ui.errors_shown():  # a HexplorerError becomes a message, not a traceback
             downloads.with_units(
                 table,
                 u,
-                values=["true_mean", "noisy_mean", "noisy_mean_raw", "delta_mean"],
-                squared=["true_var", "noisy_var", "noisy_var_raw", "delta_var"],
+                values=[
+                    "true_mean",
+                    "noisy_mean",
+                    "noisy_mean_raw",
+                    "delta_mean",
+                    "retained_mean",
+                    "bias_mean",
+                ],
+                squared=[
+                    "true_var",
+                    "noisy_var",
+                    "noisy_var_raw",
+                    "delta_var",
+                    "retained_var",
+                    "bias_var",
+                ],
+            ).rename(
+                columns={
+                    "retained": "retained [records]",
+                    "retained_users": f"retained_users [{u.users}]",
+                    "error_bound": f"error_bound [{u.value} + {u.squared}]",
+                    "error_before": f"error_before [{u.value} + {u.squared}]",
+                }
             ),
             name=f"city_release_{slot or day}".replace(":", ""),
             key="city_release",
@@ -398,7 +459,7 @@ with ui.errors_shown():  # a HexplorerError becomes a message, not a traceback
     with st.expander(
         f"Table: ε each hexagon needs ({len(planned.unreachable):,} can never reach the target)"
     ):
-        ui.table(planned.hats, name="city_plan", key="city_plan", height=260)
+        ui.table(_headed(planned.hats, u), name="city_plan", key="city_plan", height=260)
 
     if slot is not None:  # the adaptive hexagons' note (a slot's cover)
         city_adaptive.note(spec, slot, noise_measure, plan_mechanism, epsilon, target, units)
@@ -406,7 +467,8 @@ with ui.errors_shown():  # a HexplorerError becomes a message, not a traceback
     # --- What CHOP-USER suppressed and the errors ---------------------------------------------
     st.subheader("What CHOP-USER suppressed")
     ui.chart(
-        city_charts.error_chart(table, threshold=chop.threshold, epsilon=epsilon), key="city_err"
+        city_charts.error_chart(table, threshold=chop.threshold, epsilon=epsilon, units=u),
+        key="city_err",
     )
     stop_note = (
         f" It stopped at {u.user} {chop.stopped_by}, which could not leave any of its grids "
@@ -421,7 +483,7 @@ with ui.errors_shown():  # a HexplorerError becomes a message, not a traceback
         + stop_note
     )
     ui.table(
-        city_compute.suppressed(spec, slot, day, epsilon),
+        _headed(city_compute.suppressed(spec, slot, day, epsilon), u),
         name=f"city_suppressed_{slot or day}".replace(":", ""),
         key="city_suppressed",
         height=260,
@@ -431,7 +493,7 @@ with ui.errors_shown():  # a HexplorerError becomes a message, not a traceback
     )
     with st.expander("Table: privacy loss and CHOP-USER against ε"):
         ui.table(
-            curve,
+            _headed(curve, u),
             name="city_privacy_loss",
             key="city_loss",
             provenance=downloads.provenance(spec, u, hat=release_prov.hat, mechanism="CHOP-USER"),

@@ -22,8 +22,8 @@ import streamlit as st
 
 from core.data import HOUR_OF_DAY
 from core.errors import HexplorerError
-from dashboard.common.session import state
-from dashboard.common.source import compute, datadir, limits, units
+from dashboard.common.session import datasettings, state, url
+from dashboard.common.source import compute, datadir, keep, limits, units
 from dashboard.common.source.columns import detect_columns, detect_noun, detect_unit
 from dashboard.common.source.compute import DataSpec, Source
 
@@ -156,11 +156,14 @@ def _kept_upload(upload) -> Source | None:
     kept = ss.get(state.UPLOADED)
     if upload is not None and (kept is None or kept.get("file_id") != upload.file_id):
         payload = upload.getvalue()
+        digest = hashlib.sha256(payload).hexdigest()
+        until = keep.keep(upload.name, digest, payload).until  # a reload finds it again
         kept = {
             "name": upload.name,
-            "digest": hashlib.sha256(payload).hexdigest(),
+            "digest": digest,
             "payload": payload,
             "file_id": upload.file_id,
+            "until": until,
         }
         ss[state.UPLOADED] = kept
     if kept is None:
@@ -170,6 +173,13 @@ def _kept_upload(upload) -> Source | None:
         st.caption(
             f"Kept for this session: **{kept['name']}** ({size:,.1f} MB). Upload another file "
             "to replace it."
+        )
+    if kept.get("until"):
+        st.caption(
+            f"A reload of this view in this browser finds the file again "
+            f"{keep.until_text(kept['until'])} (kept on the server for "
+            f"{keep.TTL_SECONDS // 60} minutes after its upload, under a random token of this "
+            "browser; a shared link does not carry it)."
         )
     return Source(kind="upload", name=kept["name"], digest=kept["digest"], payload=kept["payload"])
 
@@ -291,8 +301,14 @@ def data_sidebar() -> DataChoice:
         columns = None
         if source is not None:
             columns, error, pending = _column_widgets(source)
+            # U, resolution, slot, zeros, unit and noun belong to the data set (datasettings)
+            linked = ss.get(url.LINK_FILE) == source.digest[: url.DIGEST_CHARS]
+            datasettings.follow(source.key(), source.name, adopt=linked)
         _units_widgets(source, columns)
         upper, resolution, slot, keep_zeros = _settings_widgets()
+        datasettings.save()
+        if (note := datasettings.note()) is not None:
+            st.caption(note)
         if columns is not None and source is not None:
             candidate = DataSpec(
                 source=source,

@@ -21,7 +21,7 @@ with ui.errors_shown():  # a HexplorerError becomes a message, not a traceback
     st.caption(in_use_caption(spec, u))
     cols = st.columns(5)
     cols[0].metric("Rows read", f"{rep.rows_read:,}")
-    cols[1].metric("Rejected", f"{rep.n_rejected:,}")
+    cols[1].metric("Rejected rows", f"{rep.n_rejected:,}")
     cols[2].metric(f"Clamped into [0, {spec.upper:g}] {u.value}", f"{rep.clamped:,}")
     cols[3].metric(f"{u.users.capitalize()} (users)", f"{rep.users:,}")
     cols[4].metric("HATs", f"{rep.hats:,}")

@@ -28,8 +28,9 @@ from dashboard.common.view.figures import (
     vline,
 )
 
-# The page's ε range is 0.01–10; complete tick labels (plotly abbreviates minor log labels).
-EPSILON_TICKS = (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10)
+# The page's ε range is 0.01–10 (to 100 when a target needs it); complete tick labels (plotly
+# abbreviates minor log labels).
+EPSILON_TICKS = (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 20, 50, 100)
 E1_COLOR, E2_COLOR = "#E69F00", "#56B4E9"
 DEFAULT_UNITS = Units()
 

@@ -130,6 +130,14 @@ def staircase(spec: DataSpec, label: str, noise_measure: str) -> pd.DataFrame:
 
 
 WORST_CASE_EPSILONS = tuple(float(e) for e in np.geomspace(0.01, 10.0, 61))
+WORST_CASE_EPSILONS_WIDE = tuple(float(e) for e in np.geomspace(0.01, 100.0, 81))
+"""The same 20 points per decade on to ε = 100, when ε or a target's ε is past 10."""
+
+
+def worst_case_range(*epsilons: float | None) -> float:
+    """The end of the worst-case curve's ε range: 10, or 100 when one of ``epsilons`` is past 10
+    (a target that needs ε = 23 is then on the curve instead of off the chart)."""
+    return 100.0 if any(e is not None and e > 10.0 for e in epsilons) else 10.0
 
 
 def worst_case_mechanisms() -> tuple[str, ...]:
@@ -138,16 +146,19 @@ def worst_case_mechanisms() -> tuple[str, ...]:
 
 
 @cached(max_entries=64)
-def worst_case_vs_epsilon(spec: DataSpec, label: str, noise_measure: str) -> pd.DataFrame:
+def worst_case_vs_epsilon(
+    spec: DataSpec, label: str, noise_measure: str, upto: float = 10.0
+) -> pd.DataFrame:
     """Worst-case error against ε of :func:`worst_case_mechanisms` (registry worst cases).
 
-    One row per ε of ``WORST_CASE_EPSILONS``: column ``epsilon`` and one column per mechanism
-    (its name), each value :func:`core.plan.worst_case`'s total.
+    One row per ε of ``WORST_CASE_EPSILONS`` (``WORST_CASE_EPSILONS_WIDE`` when ``upto`` is
+    100): column ``epsilon`` and one column per mechanism (its name), each value
+    :func:`core.plan.worst_case`'s total.
     """
     h = hat(spec, label)
     c, u = h.counts, h.upper
     rows = []
-    for eps in WORST_CASE_EPSILONS:
+    for eps in WORST_CASE_EPSILONS if upto <= 10.0 else WORST_CASE_EPSILONS_WIDE:
         row: dict = {"epsilon": eps}
         for name in worst_case_mechanisms():
             row[name] = plan.worst_case(c, u, eps, name, noise_measure).total

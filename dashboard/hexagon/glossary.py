@@ -31,7 +31,13 @@ TERMS: dict[str, Term] = {
     "busiest": Term(
         plain="busiest hexagon-hour",
         symbol="busiest HAT",
-        formula="the hexagon-hour with the most records N (ties: the first in the HAT table)",
+        formula="the hexagon-hour with the most records N (ties: the first in the HAT table); "
+        "every page opens on it",
+    ),
+    "busiest_hour": Term(
+        plain="busiest hour (most records city-wide)",
+        symbol="busiest slot",
+        formula="the slot with the most records over all its hexagons; it heads the slot lists",
     ),
     "n_users": Term(
         plain="{users} here", symbol="L", formula="L = the number of {users} with a record here"

@@ -19,7 +19,7 @@ import streamlit as st
 from core.mechanisms import MECHANISMS, get_rule
 from dashboard.common.report.panel import one_hexagon_panel
 from dashboard.common.session import shown, state, url
-from dashboard.common.session.selection import current_hat, hat_label, select_hat
+from dashboard.common.session.selection import current_hat, hat_label, note_change, select_hat
 from dashboard.common.sidebar import require_data
 from dashboard.common.source import compute
 from dashboard.common.source.compute import DataSpec
@@ -43,6 +43,8 @@ controls = st.sidebar.container()  # the page's controls, above the shared data 
 settings_box = st.sidebar.container()  # the settings ε does not move (full runs only)
 spec = require_data()
 ss = st.session_state
+with ui.errors_shown():
+    note_change(spec, "One hexagon")  # "HAT changed on the Map page: …"
 
 
 @state.fragment
@@ -183,7 +185,6 @@ def view(spec: DataSpec) -> None:
                     mechanism=name, title=MECHANISMS[name].title, values=values, share_within=share
                 )
             )
-        vs_eps = hx.worst_case_vs_epsilon(spec, hat, noise_measure)
         target_eps, plan_note = None, None
         if target is not None:
             p = hx.target_plan(
@@ -191,6 +192,8 @@ def view(spec: DataSpec) -> None:
             )
             target_eps = p.epsilon
             plan_note = labels.plan_note(p, units)
+        upto = hx.worst_case_range(eps, target_eps)  # on past 10 when a target needs it
+        vs_eps = hx.worst_case_vs_epsilon(spec, hat, noise_measure, upto)
         left, right = st.columns(2)
         with left:
             if sets:

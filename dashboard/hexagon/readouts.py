@@ -36,12 +36,31 @@ def share_within(*, share: float, within: float, units: Units) -> str:
     return f"{percent(share)} of releases within ±{within:g} {units.value}"
 
 
+CREW = {"ship": "crew", "vessel": "crew", "boat": "crew", "plane": "crew", "aircraft": "crew",
+        "flight": "crew", "bike": "rider", "bicycle": "rider", "scooter": "rider"}  # fmt: skip
+"""Who travels with a user of each noun (the person the protection is for); else "driver"."""
+
+
+def person(units: Units) -> str:
+    """'a person (here: a bus and its driver)': who ε protects, in the data's user noun.
+
+    >>> person(Units(user="ship")), person(Units(user="user"))
+    ('a person (here: a ship and its crew)', 'a person (here: one user)')
+    """
+    noun = units.user.strip() or "user"
+    if noun.lower() in ("user", "person", "people", "individual"):
+        return f"a person (here: one {noun})"
+    article = "an" if noun[0].lower() in "aeiou" else "a"
+    return f"a person (here: {article} {noun} and its {CREW.get(noun.lower(), 'driver')})"
+
+
 def odds(*, epsilon: float, user: str, units: Units) -> str:
-    """What ε means as odds, for one named user."""
+    """What ε means as odds: for a person (:func:`person`), with one user of the data as the
+    example."""
     who = user if user.lower().startswith(units.user.lower()) else f"{units.user} {user}"
     return (
         f"ε = {epsilon:g} as odds: whatever an observer believed beforehand, seeing the release "
-        f"changes their odds that {who} was in the data by at most "
+        f"changes their odds that {person(units)} was in the data, {who} for one, by at most "
         f"e^ε = {math.exp(epsilon):.3g}×."
     )
 

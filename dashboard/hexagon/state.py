@@ -31,7 +31,7 @@ TAB_READOUTS, TAB_DETAIL, TAB_MAE, TAB_TABLES = (
 )
 TABS: tuple[str, ...] = (TAB_READOUTS, TAB_DETAIL, TAB_MAE, TAB_TABLES)
 
-EPSILON_MIN, EPSILON_MAX = 0.01, 10.0
+EPSILON_MIN, EPSILON_MAX = 0.01, 100.0  # typed or planned; the slider's stops end at 10
 EPSILON_STOPS: tuple[float, ...] = tuple(
     [float(f"{k}e{e}") for e in (-3, -2, -1) for k in range(10, 100)] + [10.0]
 )

@@ -13,7 +13,13 @@ import streamlit as st
 from dashboard.common.report.build import Report
 from dashboard.common.report.panel import report_button
 from dashboard.common.session import state
-from dashboard.common.session.selection import current_hat, current_slot, select_hat, select_slot
+from dashboard.common.session.selection import (
+    current_hat,
+    current_slot,
+    note_change,
+    select_hat,
+    select_slot,
+)
 from dashboard.common.sidebar import require_data
 from dashboard.common.source import compute, units
 from dashboard.common.view import downloads, ui
@@ -44,6 +50,7 @@ ss = st.session_state
 u = units.current()
 metric_labels = map_panels.metric_labels(u)
 with ui.errors_shown():  # a HexplorerError becomes a message, not a traceback
+    note_change(spec, "Map")
     hat = current_hat(spec)
     table = compute.hats(spec)
     slots = sorted(set(table["slot"]))

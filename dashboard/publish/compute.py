@@ -18,11 +18,13 @@ import pandas as pd
 
 from core.citywide.batch import HatBatch
 from core.citywide.chop import chop_user
+from core.citywide.errors import error_table, errors_at
 from core.citywide.grids import release_grids
 from core.citywide.gridset import GridSet, select_grids
-from core.data import hat_data
+from core.data import hat_data, slot_table
 from core.errors import HexplorerError
 from core.mechanisms import release as simulate_release
+from core.plan import ANALYTIC_MECHANISMS, recommended_mechanism
 from core.postprocess import clamp_mean, clamp_variance
 from core.publish import Ledger, batch, city, files
 from core.publish.records import LedgerEntry
@@ -36,15 +38,8 @@ GRID = "grid-laplace"
 
 @cached(max_entries=16)
 def slots(spec: DataSpec) -> pd.DataFrame:
-    """slot, hexagons, records; busiest (most records) first."""
-    hats = compute.hats(spec)
-    return (
-        hats.groupby("slot", sort=True)
-        .agg(hexagons=("hat", "size"), records=("records", "sum"))
-        .reset_index()
-        .sort_values("records", ascending=False, kind="stable")
-        .reset_index(drop=True)
-    )
+    """slot, hexagons, users, records; most records (city-wide) first (``core.data.slot_table``)."""
+    return slot_table(compute.hats(spec))
 
 
 def days(slot_table: pd.DataFrame) -> list[str]:
@@ -73,12 +68,36 @@ def grid_set(
     return GridSet.from_summaries(rows)
 
 
+@cached(max_entries=32)
+def recommended(
+    spec: DataSpec,
+    mode: str,
+    hats: tuple[str, ...],
+    slot: str | None,
+    day: str | None,
+    epsilon: float,
+) -> str:
+    """The mechanism the plan recommends for these HATs at ε (``core.plan.recommended_mechanism``:
+    the smallest median worst-case error): the page's default, so that its preview is useful."""
+    table = error_table(grid_set(spec, mode, hats, slot, day), upper=spec.upper)
+    return recommended_mechanism(table, epsilon)
+
+
+def useless(table: pd.DataFrame, upper: float) -> int:
+    """How many rows' releases are useless: a worst-case error of at least U/2, no better than
+    the middle of [0, U] (too few users for this ε)."""
+    if "error_bound" not in table:
+        return 0
+    return int((table["error_bound"].to_numpy(dtype=float) >= upper / 2).sum())
+
+
 @dataclass(frozen=True, kw_only=True)
 class Preview:
     """A simulated release (numpy noise, seeded) and what publishing it would charge.
 
     ``table``: hat, cell, slot, noisy_mean[, noisy_var] (simulated, clamped as the files are),
-    error_bound (worst case, from counts); ``charges``: ε per user (GridSet order).
+    error_bound (the mean's worst-case error, from counts, in the data's unit)[, E_g (SPEC §5:
+    mean and variance errors added)]; ``charges``: ε per user (GridSet order).
     """
 
     table: pd.DataFrame
@@ -114,7 +133,9 @@ def preview(
                 "slot": sim["slot"],
                 "noisy_mean": clamp_mean(sim["noisy_mean"].to_numpy(), spec.upper),
                 "noisy_var": clamp_variance(sim["noisy_var"].to_numpy(), spec.upper),
-                "error_bound": sim["error_bound"],
+                # the mean's worst case (data's unit), E_μ + 2Δ_μ/ε; E_g adds the variance's
+                "error_bound": sim["bias_mean"] + 2.0 * sim["delta_mean"] / epsilon,
+                "E_g": sim["error_bound"],
             }
         )
         charges = city.user_charges(gs, epsilon, accounting, k)
@@ -136,6 +157,10 @@ def preview(
                 }
             )
         table = pd.DataFrame(rows)
+        if mechanism in ANALYTIC_MECHANISMS:  # the worst case from counts, as grid-laplace's
+            errors = error_table(gs, upper=spec.upper)
+            bound = pd.Series(errors_at(errors, epsilon, mechanism).total, index=errors.hats)
+            table["error_bound"] = table["hat"].map(bound).to_numpy(dtype=float)
         charges = gs.grids_per_user.astype(np.float64) * epsilon  # ε per HAT a user is in
     return Preview(table=table, charges=charges, user_ids=tuple(gs.user_ids.astype(str)))
 

@@ -15,11 +15,11 @@ import streamlit as st
 from core.mechanisms import MECHANISMS
 from core.publish import BudgetExceeded
 from core.publish.city import ACCOUNTINGS
-from dashboard.common.session.selection import current_slot
+from dashboard.common.session.selection import current_slot, slot_name, slot_options
 from dashboard.common.sidebar import require_data
 from dashboard.common.source import compute as common_compute
 from dashboard.common.source import units
-from dashboard.common.view import ui
+from dashboard.common.view import downloads, ui
 from dashboard.publish import charts, compute, operator
 from dashboard.publish import state as ps
 
@@ -59,10 +59,18 @@ with ui.errors_shown(), compute.server_paths_hidden(book):
     hats: tuple[str, ...] = ()
     with c2:
         if mode == "slot":
-            options = slot_table["slot"].astype(str).tolist()
-            if ss.get(ps.SLOT) not in options:  # the slot every page opens on (busiest HAT's)
+            rows = {r["slot"]: r for r in slot_table.to_dict("records")}
+            if ss.get(ps.SLOT) not in rows:  # the slot every page opens on (the selected HAT's)
                 ps.remember(ps.SLOT, current_slot(spec))
-            st.selectbox("Slot (most records first)", options=options, key=ps.SLOT)
+            st.selectbox(
+                "Slot (the selected HAT's first, then most records first)",
+                options=slot_options(list(rows), current_slot(spec)),
+                key=ps.SLOT,
+                format_func=lambda s: (
+                    f"{s} — {rows[s]['hexagons']:,} hexagons, {rows[s]['records']:,} records"
+                    + slot_name(spec, s)
+                ),
+            )
             slot = str(ss[ps.SLOT])
         elif mode == "day":
             day_options = compute.days(slot_table)
@@ -84,6 +92,9 @@ with ui.errors_shown(), compute.server_paths_hidden(book):
                 st.info("Choose one or more HATs.")
                 st.stop()
     names = [ps.GRID_MECHANISM, *MECHANISMS]
+    if ss.get(ps.MECHANISM) not in names:  # opens on the plan's recommendation for these HATs
+        eps0 = float(ss.get(ps.EPSILON) or 1.0)
+        ps.remember(ps.MECHANISM, compute.recommended(spec, mode, hats, slot, day, eps0))
     c3, c4, c5 = st.columns([2, 2, 2])
     c3.selectbox(
         "Mechanism",
@@ -91,8 +102,9 @@ with ui.errors_shown(), compute.server_paths_hidden(book):
         key=ps.MECHANISM,
         format_func=lambda n: "grid-laplace (mean and variance per HAT)" if n == ps.GRID_MECHANISM
         else f"{n} (mean, one release per HAT)",
-        help="grid-laplace: SPEC §5, each HAT's mean and variance plus Laplace noise (ε/2 each). "
-        "The others are the single-HAT mechanisms of the One-hexagon page.",
+        help="Opens on the mechanism the plan recommends for these HATs (the smallest median "
+        "worst-case error at ε). grid-laplace: SPEC §5, each HAT's mean and variance plus "
+        "Laplace noise (ε/2 each). The others are the single-HAT mechanisms of One hexagon.",
     )  # fmt: skip
     mechanism = str(ss[ps.MECHANISM])
     if ss.get(ps.EPSILON) not in ps.EPSILON_OPTIONS:
@@ -126,15 +138,37 @@ with ui.errors_shown(), compute.server_paths_hidden(book):
     m[1].metric(f"{u.users.capitalize()} charged", f"{len(pv.user_ids):,}")
     m[2].metric("Largest charge ε", f"{float(pv.charges.max()):g}")
     m[3].metric(
-        "Would pass the budget",
+        f"{u.users.capitalize()} that would go over the budget",
         "no budget set" if summary.budget is None else f"{over:,} {u.users}",
+        help=None
+        if summary.budget is None
+        else f"Of the {len(pv.user_ids):,} {u.users} charged, {over:,} would have a cumulative "
+        f"ε above the budget {summary.budget:g} after this release (publishing is refused "
+        f"then); {len(pv.user_ids) - over:,} would stay within it.",
     )
     st.caption(
         f"Simulated with numpy noise (seed {int(ss[ps.SEED])}), values clamped into range as "
-        f"the published files are. Means in {u.value}, variances in {u.squared}. error_bound is "
-        "the worst-case error from counts only."
+        f"the published files are. Means in {u.value}, variances in {u.squared}. "
+        f"error_bound [{u.value}]: the worst-case error of a hexagon's released mean, from its "
+        "counts only (how far off the published mean can be, at most)."
     )
-    st.dataframe(pv.table, hide_index=True, height=240, key="publish_preview_table")
+    n_useless = compute.useless(pv.table, spec.upper)
+    if n_useless:
+        st.warning(
+            f"{n_useless:,} of {len(pv.table):,} hexagons would get a useless release: too few "
+            f"{u.users} for ε = {epsilon:g}, their worst-case error is at least U/2 = "
+            f"{spec.upper / 2:g} {u.value}, no better than guessing the middle of [0, "
+            f"{spec.upper:g}] {u.value}. A larger ε, or leaving them out, helps.",
+            icon=":material/warning:",
+        )
+    st.dataframe(
+        downloads.with_units(
+            pv.table, u, values=["noisy_mean", "error_bound"], squared=["noisy_var"]
+        ).rename(columns={"E_g": f"E_g [{u.value} + {u.squared}]"}),
+        hide_index=True,
+        height=240,
+        key="publish_preview_table",
+    )
 
     # --- Publish ----------------------------------------------------------------------------
     st.subheader("Publish")
@@ -194,14 +228,18 @@ with ui.errors_shown(), compute.server_paths_hidden(book):
     m[1].metric(u.users.capitalize(), f"{summary.users:,}")
     m[2].metric(f"Largest ε of a {u.user}", f"{summary.max_user_epsilon:g}")
     m[3].metric(
-        "Budget", "none" if summary.budget is None else f"{summary.budget:g}",
+        f"Budget (ε per {u.user})", "none" if summary.budget is None else f"{summary.budget:g}",
         help=f"The operator's budget for namespace {namespace!r} (hexplorer ledger set-budget): "
         "no one passes it; the dashboard never changes it.",
     )  # fmt: skip
     m[4].metric("Near the budget (≥ 90%)", f"{summary.users_near_budget:,}")
     ui.chart(
         charts.user_epsilon_histogram(
-            book.user_epsilons(namespace), budget=summary.budget, units=u, after=after
+            book.user_epsilons(namespace),
+            budget=summary.budget,
+            units=u,
+            after=after,
+            before=before,
         ),
         key="publish_user_epsilon",
     )

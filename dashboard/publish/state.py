@@ -33,7 +33,7 @@ MAX_HATS = 50  # HATs picked by hand (a slot or a day publishes all of its HATs)
 DEFAULTS: dict[str, Any] = {
     MODE: "slot",
     HATS: [],
-    MECHANISM: GRID_MECHANISM,
+    MECHANISM: None,  # None: the plan's recommendation for the chosen HATs (the page sets it)
     EPSILON: 1.0,
     ACCOUNTING: "per-user",
     SEED: 0,

@@ -33,7 +33,7 @@ _LOGGER = logging.getLogger(__name__)
 
 def warm() -> None:
     """Import what the pages use and compute the demo city's first map (cached)."""
-    from core.data import busiest_slot
+    from core.data import default_slot
     from dashboard.common.session import shown, url  # noqa: F401  (app.py's run)
     from dashboard.common.sidebar import default_spec
     from dashboard.common.source import compute
@@ -44,7 +44,7 @@ def warm() -> None:
     spec = default_spec()
     compute.report(spec)
     table = compute.hats(spec)
-    slot = busiest_slot(table)
+    slot = default_slot(table)
     compute.slot_cells(spec, slot)
     compute.cell_density(spec)
     map_compute.base(spec, slot)  # the Map's derived-mean panel, under the map

@@ -137,7 +137,7 @@ def test_data_report_matches_core(oracle):
     rep = prepare(load_demo()).report
     got = _metrics(at)
     assert got["Rows read"] == f"{rep.rows_read:,}"
-    assert got["Rejected"] == f"{rep.n_rejected:,}"
+    assert got["Rejected rows"] == f"{rep.n_rejected:,}"
     assert got["Clamped into [0, 65] km/h"] == f"{rep.clamped:,}"
     assert got["HATs"] == f"{rep.hats:,}"
     pd.testing.assert_frame_equal(
@@ -170,7 +170,7 @@ def test_upload_then_malformed_file_keeps_previous_data():
     assert not at.error
     rep = prepare(pd.read_csv(io.BytesIO(GOOD))).report
     assert _metrics(at)["Rows read"] == f"{rep.rows_read:,}" == "6"
-    assert _metrics(at)["Rejected"] == "2"
+    assert _metrics(at)["Rejected rows"] == "2"
     reasons = _frame(at, "reason", "rows")
     assert reasons["rows"].sum() == 2
     assert not _frame(at, "row", "reason").empty  # examples of rejected rows
@@ -402,15 +402,15 @@ def test_map_follows_a_hat_chosen_on_another_page(oracle):
 
 def test_cli_compose_and_the_dashboard_open_on_the_same_slot(oracle, capsys):
     """``hexplorer compose``'s default grids and the Map/Whole city's default slot are one
-    definition (core.data.busiest_slot): the busiest HAT's slot."""
+    definition (core.data.default_slot): the busiest hexagon-hour's slot."""
     import json
 
     from core.cli import main
-    from core.data import busiest_slot
+    from core.data import default_slot
 
     assert main(["compose", "--epsilon", "1", "--json"]) == 0
     cli_slot = json.loads(capsys.readouterr().out)["slot"]
-    assert cli_slot == busiest_slot(oracle["hats"])
+    assert cli_slot == default_slot(oracle["hats"])
     at = _app("map")
     assert at.session_state[state.MAP_SLOT] == cli_slot
     at.switch_page(PAGES["city"]).run()

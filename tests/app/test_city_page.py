@@ -101,8 +101,8 @@ def _check(at: AppTest, summaries: pd.DataFrame, *, slot=None, day=None, eps=1.0
     assert got["Basic G·ε"] == f"{grids.n_grids * eps:,.2f}" == f"{loss.basic:,.2f}"
     assert got["By users ε·max G_ℓ"] == f"{loss.by_users:,.2f}"
     assert got["After CHOP-USER K·ε"] == f"{chop.k_final * eps:,.2f}"
-    assert got["E_thresh"] == f"{chop.threshold:,.1f}"
-    assert got["max E_g after"] == f"{float(chop.errors_after.max()):,.1f}"
+    assert got["E_thresh (km/h + (km/h)²)"] == f"{chop.threshold:,.1f}"
+    assert got["max E_g after (km/h + (km/h)²)"] == f"{float(chop.errors_after.max()):,.1f}"
 
     sup = _frame(at, "user_id", "records_dropped")
     expected = chop.suppressed_pairs()
@@ -139,7 +139,9 @@ def test_default_load_matches_core(summaries):
     assert "true values" in text and "public" in text and "{m_ℓ}" in text
     slot = _busiest_hat_slot(summaries)
     assert at.session_state[cs.SLOT] == slot
-    assert at.selectbox(key=cs.SLOT).options[0].startswith(_slots_by_records(summaries)[0])
+    options = at.selectbox(key=cs.SLOT).options  # the opening slot first, then most records
+    assert options[0].startswith(slot)
+    assert options[1].startswith(_slots_by_records(summaries)[0])
     _, chop, oracle = _check(at, summaries, slot=slot)
 
     curve = _frame(at, "epsilon", "chop_loss")
@@ -172,7 +174,7 @@ def test_epsilon_and_slot_change_the_numbers(summaries):
     slot = at.session_state[cs.SLOT]
     _check(at, summaries, slot=slot, eps=0.3)
     assert _metrics(at)["Basic G·ε"] != before["Basic G·ε"]
-    assert _metrics(at)["E_thresh"] != before["E_thresh"]
+    assert _metrics(at)["E_thresh (km/h + (km/h)²)"] != before["E_thresh (km/h + (km/h)²)"]
 
     other = _slots_by_records(summaries)[-1]  # the quietest slot: fewer hexagons
     at.selectbox(key=cs.SLOT).set_value(other).run()

@@ -552,3 +552,27 @@ def test_downloads_are_made_on_click_with_the_bytes_of_the_table_shown(oracle, d
     for name in at.session_state[state.MECHANISMS]:
         raw = releases.loc[releases["mechanism"] == name, "raw_release [km/h]"].to_numpy()
         np.testing.assert_allclose(raw, _releases(h, name, 1.0, raw=True), rtol=1e-15)
+
+
+def test_a_target_that_needs_epsilon_past_10_gets_it_and_the_curve_goes_on(oracle):
+    """A tight target (±0.08 km/h) needs ε past 10: ε takes core's answer (not 10), and the
+    worst-case curve runs on to 100 so the target's ε is on it (issue 27, item 6)."""
+    at = _app()
+    h = _hat(at, oracle)
+    expected = plan.epsilon_for_error(h.counts, h.upper, 0.08, "opt-arrayavg", "mean")
+    assert expected.status == "ok" and expected.epsilon > 10
+    at.number_input(key=hs.TARGET).set_value(0.08).run()
+    _ok(at)
+    assert at.session_state[state.EPSILON] == expected.epsilon
+    assert at.number_input(key=hs.EPSILON_EXACT).value == expected.epsilon
+    assert f"meets it at ε = {expected.epsilon:.3g}" in _chart_specs(at)
+    curves = [
+        json.loads(c.proto.spec) for c in at.get("plotly_chart") if "meets it at" in c.proto.spec
+    ]
+    xs = [
+        x
+        for trace in curves[0]["data"]
+        for x in (trace.get("x") or [])
+        if isinstance(x, (int, float))
+    ]
+    assert max(xs) >= expected.epsilon

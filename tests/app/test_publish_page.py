@@ -13,9 +13,11 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from core import plan
+from core.citywide.errors import error_table
 from core.citywide.grids import grid_statistics, release_grids
-from core.citywide.gridset import GridSet, busiest_slot, select_grids
-from core.data import load_demo, prepare
+from core.citywide.gridset import GridSet, select_grids
+from core.data import default_slot, hat_table, load_demo, prepare
 from core.publish import Ledger, ledger_path
 from core.publish.city import user_charges
 from dashboard.publish import operator
@@ -38,7 +40,7 @@ def _ok(at: AppTest) -> None:
 
 
 TABLES = {  # first column, a column only that table has
-    "publish_preview_table": ("hat", "error_bound"),
+    "publish_preview_table": ("hat", "error_bound [km/h]"),
     "publish_recorded_table": ("release_id", "noisy_mean"),
     "publish_ledger_table": ("release_id", "kind"),
 }
@@ -121,15 +123,24 @@ def test_preview_publish_ledger(summaries, publishing_on):
     at.run()
     _ok(at)
     assert at.title[0].value == "Publish"
-    slot = busiest_slot(summaries)
+    slot = default_slot(hat_table(summaries))
     assert at.session_state[ps.SLOT] == slot
     assert any("a simulation, nothing is published" in s.value for s in at.subheader)
     gs = GridSet.from_summaries(select_grids(summaries, slot=slot))
+    # opens on the plan's recommendation for the slot, its preview mostly useful
+    assert at.session_state[ps.MECHANISM] == plan.recommended_mechanism(
+        error_table(gs, upper=U), 1.0
+    )
+    first = _frame(at, "publish_preview_table")
+    useless = int((first["error_bound [km/h]"] >= U / 2).sum())
+    assert useless < len(first) / 4
+    assert any(f"{useless:,} of {len(first):,} hexagons" in w.value for w in at.warning)
+    at.selectbox(key=ps.MECHANISM).set_value(ps.GRID_MECHANISM).run()
     oracle = release_grids(gs, 1.0, upper=U, rng=np.random.default_rng(0))
     preview = _frame(at, "publish_preview_table")
     assert preview["hat"].tolist() == oracle["hat"].tolist()
     np.testing.assert_allclose(
-        preview["noisy_mean"], np.clip(oracle["noisy_mean"], 0, U), rtol=1e-12, atol=1e-9
+        preview["noisy_mean [km/h]"], np.clip(oracle["noisy_mean"], 0, U), rtol=1e-12, atol=1e-9
     )
     assert "true_mean" not in preview.columns
     charges = user_charges(gs, 1.0, "per-user")
@@ -172,7 +183,7 @@ def test_budget_refusal_is_a_message_and_records_nothing(monkeypatch):
     at = AppTest.from_file(PAGE, default_timeout=TIMEOUT)
     at.run()
     assert not at.exception
-    assert _metrics(at)["Budget"] == "0.5"
+    assert _metrics(at)["Budget (ε per bus)"] == "0.5"
     at.checkbox(key=ps.CONFIRM).check().run()
     at.button(key="publish_button").click().run()
     assert not at.exception

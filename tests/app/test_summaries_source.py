@@ -60,10 +60,11 @@ def test_other_settings_than_the_files_are_one_message_and_keep_data(summaries_f
     path, _ = summaries_file
     monkeypatch.setenv(datadir.ENV_VAR, str(path.parent))
     at = _data_page()
-    before = _rows_read(at)
-    at.sidebar.number_input(key=state.UPPER).set_value(80.0).run()
     at.sidebar.radio(key=state.SOURCE).set_value("path").run()
     at.sidebar.selectbox(key=state.PATH).set_value(path.name).run()
+    assert not at.exception and not at.error  # a new data set starts from its own defaults
+    before = _rows_read(at)
+    at.sidebar.number_input(key=state.UPPER).set_value(80.0).run()
     assert not at.exception
     assert at.error and "prepared with U = 65" in at.error[0].value
     assert _rows_read(at) == before

@@ -12,8 +12,8 @@ import pytest
 
 from core.citywide import derived, errors
 from core.citywide.batch import HatBatch, hat_rng, release_all
-from core.citywide.gridset import GridSet, busiest_slot, grid_set, select_grids
-from core.data import load_demo, prepare
+from core.citywide.gridset import GridSet, grid_set, select_grids
+from core.data import default_slot, hat_table, load_demo, prepare
 from core.errors import HexplorerError
 from core.hat import HatData
 from core.mechanisms import noise, release, run_mechanism
@@ -26,7 +26,7 @@ ORIGINAL_LAPLACE = noise._laplace
 @functools.cache
 def demo() -> tuple[pd.DataFrame, str]:
     summaries = prepare(load_demo()).summaries
-    return summaries, busiest_slot(summaries)
+    return summaries, default_slot(hat_table(summaries))
 
 
 def city(n_hats: int = 24, seed: int = 5) -> pd.DataFrame:

@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 
 from core import worstcase as wc
 from core.citywide import errors
-from core.citywide.gridset import GridSet, busiest_slot, grid_set
-from core.data import load_demo, prepare
+from core.citywide.gridset import GridSet, grid_set
+from core.data import default_slot, hat_table, load_demo, prepare
 from core.errors import HexplorerError
 from core.evaluation import abs_error_statistic, mae_samples
 from core.hat import HatData
@@ -106,7 +106,7 @@ def test_demo_city_every_hat_equals_the_single_hat_worst_case():
 
 def test_demo_slot_std_measure_equals_the_single_hat_worst_case():
     s = demo_summaries()
-    grids = grid_set(s, slot=busiest_slot(s))
+    grids = grid_set(s, slot=default_slot(hat_table(s)))
     table = errors.error_table(grids, upper=U, noise_measure="std")
     assert_equal_to_single_hat(grids, table, [0.05, 0.7, 2.0, *breakpoints(table, 4)], "std")
 
@@ -171,7 +171,7 @@ def test_geojson_has_hexagons_in_lon_lat_order_and_the_rows_as_properties():
     import h3
 
     s = demo_summaries()
-    grids = grid_set(s, slot=busiest_slot(s))
+    grids = grid_set(s, slot=default_slot(hat_table(s)))
     frame = errors.errors_at(errors.error_table(grids, upper=U), 1.0).frame()
     fc = json.loads(json.dumps(errors.hexagon_geojson(frame), allow_nan=False))
     assert fc["type"] == "FeatureCollection" and len(fc["features"]) == len(frame)

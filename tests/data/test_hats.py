@@ -1,7 +1,18 @@
 import pandas as pd
 import pytest
 
-from core.data import busiest_hat, busiest_slot, hat_data, hat_table, split_hat
+from core.data import (
+    BUSIEST_HEXAGON_HOUR,
+    BUSIEST_HOUR,
+    busiest_hexagon_hour,
+    busiest_hour,
+    default_slot,
+    hat_data,
+    hat_table,
+    slot_names,
+    slot_table,
+    split_hat,
+)
 from core.errors import HexplorerError
 
 C1, C2 = "8742d9d69ffffff", "8742d98b4ffffff"
@@ -80,9 +91,10 @@ def test_hat_means_in_hat_table_order():
     }
 
 
-def test_busiest_slot_is_the_busiest_hats_slot_everywhere():
-    """One definition (core.data) for the CLI's grids and the dashboard's default slot: the
-    busiest HAT's slot, which here is not the slot with the most records over all its cells."""
+def test_the_two_busiest_are_defined_once_and_named_apart():
+    """One module (core.data.busiest) defines both: the busiest hexagon-hour (the default HAT,
+    its slot the default slot of the CLI and the dashboard) and the busiest hour (most records
+    city-wide, the head of the slot lists), which here are different slots."""
     from core.citywide import gridset
 
     rows = [
@@ -93,8 +105,12 @@ def test_busiest_slot_is_the_busiest_hats_slot_everywhere():
     s = pd.DataFrame(rows, columns=["hat", "cell", "slot", "user_id", "m", "s", "q"])
     assert s.groupby("slot")["m"].sum().idxmax() == "h09"  # the old CLI default
     t = hat_table(s)
-    assert busiest_hat(t) == f"{C1}/h08" and busiest_slot(t) == "h08"
-    assert gridset.busiest_slot(s) == "h08"
-    assert hat_data(s).n_records == 6  # hat_data's default HAT is the same busiest HAT
-    with pytest.raises(HexplorerError, match="no HATs"):
-        busiest_slot(t.iloc[:0])
+    assert busiest_hexagon_hour(t) == f"{C1}/h08" and default_slot(t) == "h08"
+    assert busiest_hour(t) == "h09" == slot_table(t)["slot"].iloc[0]
+    assert slot_table(t)["records"].tolist() == [8, 6]
+    assert slot_names(t) == {"h09": BUSIEST_HOUR, "h08": f"holds the {BUSIEST_HEXAGON_HOUR}"}
+    assert hat_data(s).n_records == 6  # hat_data's default HAT is the busiest hexagon-hour
+    assert not hasattr(gridset, "busiest_slot")  # no second definition
+    for f in (busiest_hexagon_hour, default_slot, busiest_hour):
+        with pytest.raises(HexplorerError, match="no HATs"):
+            f(t.iloc[:0])

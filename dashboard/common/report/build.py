@@ -89,6 +89,9 @@ def _table(rows: Mapping[str, str]) -> str:
 
 
 def _figure_html(fig: go.Figure, index: int) -> str:
+    fig = go.Figure(fig)  # a copy: the caller's figure is left as it is
+    fig.update_xaxes(automargin=True)  # the tick labels get their room (no "00" for 100)
+    fig.update_yaxes(automargin=True)
     return pio.to_html(
         fig,
         full_html=False,

@@ -110,7 +110,10 @@ DEFAULTS: dict[str, Any] = {
 
 # Widget keys whose values must survive a page switch. Not the uploader (Streamlit forbids
 # setting it), not the deck selection (read-only), not the select boxes whose options depend on
-# data (they are re-derived from HAT).
+# data (they are re-derived from HAT). Streamlit 1.67's persist_state="session" does not replace
+# this here: tried on One hexagon's mechanisms, the choice was still lost after a visit to
+# Experiments, as every run writes the defaults of the keys it does not find (init), and a
+# persisted widget's value is not in session state while another page runs.
 PERSISTENT_WIDGETS: tuple[str, ...] = (
     SOURCE,
     PATH,
@@ -177,13 +180,15 @@ def init() -> None:
 
 
 PAGE_NOW = "_page_now"  # the page of this full run (app.py), and of the one before
+PAGE_TITLE = "_page_title"  # the title of this run's page ("Map", "One hexagon", …)
 PAGE_BEFORE = "_page_before"
 KEPT_NOW = "_kept_now"  # this page's own widgets ({key: none_is_unset}, keep_widgets)
 
 
-def page_ran(page: str) -> None:
-    """Note the page of this full run (``app.py``, before the page runs)."""
+def page_ran(page: str, title: str | None = None) -> None:
+    """Note the page of this full run (``app.py``, before the page runs) and its title."""
     ss = st.session_state
+    ss[PAGE_TITLE] = title
     ss[PAGE_BEFORE] = ss.get(PAGE_NOW)
     ss[PAGE_NOW] = page
     ss[KEPT_NOW] = {}

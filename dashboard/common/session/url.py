@@ -47,6 +47,7 @@ import streamlit as st
 from core.data import HOUR_OF_DAY
 from core.mechanisms import MECHANISMS
 from dashboard.common.session import state
+from dashboard.common.source import keep
 
 # Session-state keys this module owns.
 LOADED = "url_loaded"  # the link was read for this session
@@ -260,6 +261,10 @@ def read_once() -> None:
         values, bad = parse(st.query_params.to_dict())
         for key, value in values.items():
             ss[key] = value
+        if ss.get(LINK_FILE) and (kept := keep.restore(str(ss[LINK_FILE]))) is not None:
+            ss[state.UPLOADED] = kept  # this browser's own upload: a reload keeps it
+            ss[state.SOURCE] = "upload"
+            ss[LINK_FILE] = None
         if bad:
             st.info(
                 "Some settings of this link were ignored: " + "; ".join(bad) + ".",

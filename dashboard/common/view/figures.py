@@ -58,7 +58,7 @@ def log_axis(title: str) -> dict:
 
 LAYOUT = dict(
     height=400,
-    margin=dict(l=10, r=10, t=40, b=10),
+    margin=dict(l=10, r=10, t=48, b=10),  # the top: the modebar's row above the title's
     legend=dict(orientation="h", yanchor="top", y=-0.22, xanchor="left", x=0),
 )
 PNG_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"format": "png", "scale": 2}}
@@ -85,10 +85,19 @@ def label_at(x: float, text: str, y: float = 1.0, xanchor: str = "left") -> dict
     )
 
 
+TITLE = dict(x=0, xanchor="left", yref="paper", y=1, yanchor="bottom", pad=dict(b=6))
+"""A chart's title just above its plot area, below the row where plotly's modebar (the PNG
+export) shows: the modebar never covers the title."""
+
+
 def figure(data: list, title: str, **layout) -> go.Figure:
-    return go.Figure(
-        data=data, layout={**LAYOUT, "title": dict(text=title, x=0, font=dict(size=15)), **layout}
+    fig = go.Figure(
+        data=data,
+        layout={**LAYOUT, "title": dict(text=title, font=dict(size=15), **TITLE), **layout},
     )
+    fig.update_xaxes(automargin=True)  # tick labels never clipped ("00" for 100)
+    fig.update_yaxes(automargin=True)
+    return fig
 
 
 def legend_bar(entries: Sequence, *, title: str) -> go.Figure:

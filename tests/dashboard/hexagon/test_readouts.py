@@ -29,8 +29,9 @@ def test_landing_and_share_sentences():
 @pytest.mark.parametrize("eps", [0.1, 1.0, 2.5])
 def test_odds_is_e_to_the_epsilon(eps):
     text = readouts.odds(epsilon=eps, user="17", units=Units())
-    assert f"e^ε = {math.exp(eps):.3g}×" in text and "bus 17 was in the data" in text
-    assert "that bus-17 was" in readouts.odds(epsilon=eps, user="bus-17", units=Units())
+    assert f"e^ε = {math.exp(eps):.3g}×" in text and "bus 17 for one" in text
+    assert "a person (here: a bus and its driver) was in the data" in text
+    assert "bus-17 for one" in readouts.odds(epsilon=eps, user="bus-17", units=Units())
 
 
 def test_worst_case_and_bias_explanations_name_the_numbers():

@@ -13,8 +13,8 @@ import pydeck as pdk
 import pytest
 
 from core.citywide import derived, errors
-from core.citywide.gridset import busiest_slot, grid_set
-from core.data import load_demo, prepare
+from core.citywide.gridset import grid_set
+from core.data import default_slot, hat_table, load_demo, prepare
 from dashboard.common.session import selection
 from dashboard.common.source.units import Units
 from dashboard.common.view import maps
@@ -27,7 +27,7 @@ KNOTS = Units(value="knots", user="ship")
 @pytest.fixture(scope="module")
 def demo_slot():
     summaries = prepare(load_demo()).summaries
-    g = grid_set(summaries, slot=busiest_slot(summaries))
+    g = grid_set(summaries, slot=default_slot(hat_table(summaries)))
     table = errors.error_table(g, upper=U)
     cells = [str(c) for c in g.cells]
     base = pd.DataFrame(

@@ -33,7 +33,7 @@ def test_default_spec_follows_the_defaults(monkeypatch):
 
 
 def test_warm_computes_what_a_new_visitors_first_map_asks_for(monkeypatch):
-    from core.data import busiest_slot
+    from core.data import default_slot
     from dashboard.common.source import compute
 
     asked = []
@@ -47,7 +47,7 @@ def test_warm_computes_what_a_new_visitors_first_map_asks_for(monkeypatch):
         monkeypatch.setattr(compute, name, spy)
     warmup.warm()
     key = default_spec().key()
-    slot = busiest_slot(compute.hats(default_spec()))
+    slot = default_slot(compute.hats(default_spec()))
     assert asked[:4] == [
         ("report", key),
         ("hats", key),
@@ -59,7 +59,7 @@ def test_warm_computes_what_a_new_visitors_first_map_asks_for(monkeypatch):
 def test_warm_also_pays_the_first_runs_costs_and_the_derived_panels_base(monkeypatch):
     """Besides the first map: Streamlit's first-run costs and the base of the Map's
     derived-mean panel (under the map), for the same slot."""
-    from core.data import busiest_slot
+    from core.data import default_slot
     from dashboard.common.source import compute
     from dashboard.map import compute as map_compute
 
@@ -73,7 +73,7 @@ def test_warm_also_pays_the_first_runs_costs_and_the_derived_panels_base(monkeyp
 
     monkeypatch.setattr(map_compute, "base", base)
     warmup.warm()
-    slot = busiest_slot(compute.hats(default_spec()))
+    slot = default_slot(compute.hats(default_spec()))
     assert done == ["first run", ("base", default_spec().key(), slot)]
 
 

@@ -1,0 +1,184 @@
+"""A new user's journey over two uploads, the demo city and every kind of page (issue 27).
+
+demo → upload A (U = 30) → upload B (its own default U) → demo (U = 65, true mean 20.679) →
+One hexagon (a mechanism removed) → Experiments → One hexagon (mechanisms as chosen) → Map
+(colour by users) → One hexagon (same HAT) → Map (colour-by as chosen) → upload B again (its
+settings back) → reload (the upload still in use). At a real 1280×720 window: viewport 1280×633.
+Screenshots of each stop go to test-artifacts/journey-*.png.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from browser_server import ROOT, chromium_page, streamlit_server, wait_idle
+
+ARTIFACTS = ROOT / "test-artifacts"
+WIDTH, HEIGHT = 1280, 633  # a 1280×720 window less Chromium's tabs and address bar
+
+pytestmark = pytest.mark.browser
+
+
+@pytest.fixture(scope="module")
+def server():
+    with streamlit_server(ARTIFACTS / "streamlit-journey.log") as url:
+        yield url
+
+
+def _ships_csv() -> bytes:
+    """File A: AIS-like (MMSI, SOG in knots), 8 ships, 2 hours."""
+    import numpy as np
+    import pandas as pd
+
+    rng = np.random.default_rng(3)
+    rows = []
+    for ship in range(8):
+        for k in range(15 + 2 * ship):
+            minute = (7 * k + ship) % 120
+            rows.append(
+                {
+                    "MMSI": 366_000_100 + ship,
+                    "BaseDateTime": f"2023-01-01T{8 + minute // 60:02d}:{minute % 60:02d}:00",
+                    "LAT": 29.70 + 0.02 * (ship % 4) + 0.001 * (k % 5),
+                    "LON": -95.00 - 0.02 * (ship // 4) - 0.001 * (k % 7),
+                    "SOG": float(np.round(rng.uniform(0.5, 36.0), 1)),
+                }
+            )
+    return pd.DataFrame(rows).to_csv(index=False).encode()
+
+
+def _flights_csv() -> bytes:
+    """File B: flight-like (callsign, speed_kmh), 40 planes, one hour."""
+    import numpy as np
+    import pandas as pd
+
+    rng = np.random.default_rng(11)
+    n = 600
+    return (
+        pd.DataFrame(
+            {
+                "callsign": [f"AB{i % 40:03d}" for i in range(n)],
+                "latitude": 48.35 + 0.01 * rng.integers(0, 4, n),
+                "longitude": 11.78 + 0.01 * rng.integers(0, 4, n),
+                "timestamp": [f"2024-05-01 09:{m:02d}:00" for m in rng.integers(0, 60, n)],
+                "speed_kmh": rng.uniform(100.0, 900.0, n).round(1),
+            }
+        )
+        .to_csv(index=False)
+        .encode()
+    )
+
+
+def _in_use(page, expect, text: str) -> None:
+    expect(page.get_by_text(re.compile(f"In use: {re.escape(text)}")).first).to_be_visible(
+        timeout=120_000
+    )
+
+
+def _upload(page, expect, name: str, data: bytes) -> None:
+    page.get_by_role("radio", name="Upload a file").check(force=True, timeout=120_000)
+    page.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files(
+        files=[{"name": name, "mimeType": "text/csv", "buffer": data}]
+    )
+    _in_use(page, expect, name)
+    wait_idle(page)
+
+
+def _go(page, expect, title: str) -> None:
+    page.get_by_role("link", name=title, exact=True).click()
+    expect(page.get_by_role("heading", name=title).first).to_be_visible(timeout=120_000)
+    wait_idle(page)
+    assert page.locator('[data-testid="stException"]').count() == 0
+
+
+def _shot(page, name: str) -> None:
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / f"journey-{name}.png"))
+
+
+def _mechanism_tags(page) -> list[str]:
+    box = page.locator('[data-testid="stMultiSelect"]').filter(has_text="Mechanisms").first
+    return [str(t.get_attribute("aria-label")) for t in box.locator("[data-tag]").all()]
+
+
+def test_journey_over_uploads_demo_and_pages(server):
+    with chromium_page(ARTIFACTS / "journey-failure.png", width=WIDTH, height=HEIGHT) as (
+        page,
+        expect,
+    ):
+        page.goto(server, wait_until="domcontentloaded", timeout=60_000)
+        expect(page.get_by_text("Selected HAT:")).to_be_visible(timeout=180_000)
+        wait_idle(page)
+
+        # upload A, U = 30 knots
+        _upload(page, expect, "ships.csv", _ships_csv())
+        upper = page.get_by_label(re.compile(r"^U, upper bound on the value"))
+        upper.fill("30")
+        upper.press("Enter")
+        _in_use(page, expect, "ships.csv · U = 30 knots")
+
+        # upload B: its own default U, not A's 30
+        _upload(page, expect, "flights.csv", _flights_csv())
+        _in_use(page, expect, "flights.csv · U = 65 km/h")
+
+        # back to the demo city: U = 65, its true mean
+        page.get_by_role("radio", name="Demo city").check(force=True)
+        _in_use(page, expect, "demo city · U = 65 km/h")
+        _go(page, expect, "One hexagon")
+        expect(page.get_by_text("true mean 20.679 km/h").first).to_be_visible(timeout=120_000)
+        _shot(page, "one-hexagon")
+        hat_line = page.get_by_text(re.compile(r"true mean 20\.679")).first.inner_text()
+
+        # a page's own choice: drop Baseline from the mechanisms
+        before = _mechanism_tags(page)
+        assert "Baseline" in before, before
+        box = page.locator('[data-testid="stMultiSelect"]').filter(has_text="Mechanisms").first
+        box.get_by_role("button", name="Remove Baseline").click()
+        wait_idle(page)
+        chosen = _mechanism_tags(page)
+        assert chosen == [m for m in before if m != "Baseline"], chosen
+
+        _go(page, expect, "Experiments")
+        _go(page, expect, "One hexagon")
+        assert _mechanism_tags(page) == chosen
+        _in_use(page, expect, "demo city · U = 65 km/h")
+
+        # the Map's own choice: colour by buses; a Map visit leaves One hexagon's HAT
+        _go(page, expect, "Map")
+        radio = page.locator('[data-testid="stRadio"]').filter(has_text="Colour by")
+        radio.get_by_text("buses", exact=True).click()
+        wait_idle(page)
+        _shot(page, "map")
+        _go(page, expect, "One hexagon")
+        assert page.get_by_text(re.compile(r"true mean 20\.679")).first.inner_text() == hat_line
+        assert _mechanism_tags(page) == chosen
+        _go(page, expect, "Experiments")
+        _go(page, expect, "Map")
+        expect(radio.get_by_role("radio", name="buses")).to_be_checked()
+
+        # back to the upload: B with its own settings
+        page.get_by_role("radio", name="Upload a file").check(force=True)
+        _in_use(page, expect, "flights.csv · U = 65 km/h")
+        wait_idle(page)
+
+        # a reload keeps the upload for this browser
+        link = page.url
+        assert "hexplorer_browser" not in link and "file=" in link
+        page.reload(wait_until="domcontentloaded")
+        _in_use(page, expect, "flights.csv · U = 65 km/h")
+        wait_idle(page)
+        assert page.get_by_text("Upload the same file").count() == 0
+        expect(
+            page.get_by_text("A reload of this view in this browser finds the file")
+        ).to_be_visible()
+        _shot(page, "after-reload")
+
+        # a colleague with the link only (another browser, no cookie) is asked for the file
+        other = page.context.browser.new_page(viewport={"width": WIDTH, "height": HEIGHT})
+        try:
+            other.goto(link, wait_until="domcontentloaded")
+            expect(other.get_by_text("Upload the same file").first).to_be_visible(timeout=120_000)
+            assert other.get_by_text("In use: flights.csv").count() == 0
+        finally:
+            other.close()
