@@ -176,3 +176,23 @@ def ceil_two_over_epsilon(epsilon: float) -> int:
     if nearest >= 1 and abs(ratio - nearest) <= 1e-9:
         return int(nearest)
     return int(math.ceil(ratio))  # >= 1: 2/ε > 0 (ε = 1e300 gave 0 and an index error)
+
+
+def check_target(target) -> float:
+    """Return the target error as a float, or raise if it is not a finite number >= 0.
+
+    >>> check_target(2)
+    2.0
+    """
+    try:
+        value = float(target)
+    except (TypeError, ValueError):
+        raise HexplorerError(
+            f"The 'target' parameter (target error) must be a number >= 0. Got {target!r} instead."
+        ) from None
+    if isinstance(target, bool) or not math.isfinite(value) or value < 0:
+        raise HexplorerError(
+            f"The 'target' parameter (target error) must be a finite number >= 0. "
+            f"Got {target!r} instead."
+        )
+    return value

@@ -116,11 +116,12 @@ class AdaptiveParams:
     noise_measure: str = "mean"
 
     def __post_init__(self) -> None:
-        from core.plan import check_analytic, check_target
+        from core.mechanisms import get_analytic
+        from core.params import check_target
 
         object.__setattr__(self, "epsilon", check_epsilon(self.epsilon))
         object.__setattr__(self, "target", check_target(self.target))
-        object.__setattr__(self, "mechanism", check_analytic(self.mechanism))
+        object.__setattr__(self, "mechanism", get_analytic(self.mechanism).name)
         lo, hi = parse_resolutions((self.r_min, self.r_max))
         if (lo, hi) != (self.r_min, self.r_max):
             raise HexplorerError(

@@ -306,8 +306,8 @@ def city_plan(
 
 def recommended_mechanism(table, epsilon: float) -> str:
     """The mechanism a plan recommends for a set of HATs at ``epsilon``: among
-    :data:`core.plan.ANALYTIC_MECHANISMS`, the one whose worst-case error (SPEC sections 3, 4)
-    has the smallest median over the HATs; ties by that tuple's order.
+    :func:`core.mechanisms.analytic_names` (the registry's closed-form worst cases), the one whose worst-case error (SPEC sections 3, 4)
+    has the smallest median over the HATs; ties by registry order.
 
     Parameters
     ----------
@@ -326,8 +326,9 @@ def recommended_mechanism(table, epsilon: float) -> str:
     'opt-bounding'
     """
     from core.citywide.errors import errors_at
-    from core.plan.pieces import ANALYTIC_MECHANISMS
+    from core.mechanisms import analytic_names
 
     eps = check_epsilon(epsilon)
-    medians = [float(np.median(errors_at(table, eps, name).total)) for name in ANALYTIC_MECHANISMS]
-    return ANALYTIC_MECHANISMS[int(np.argmin(medians))]
+    names = analytic_names()
+    medians = [float(np.median(errors_at(table, eps, name).total)) for name in names]
+    return names[int(np.argmin(medians))]

@@ -19,10 +19,11 @@ from core.mechanisms.forms import (  # re-exported: core.plan's public names
     ceil_two_over_epsilon_array,
     opt_bounding_piece_starts,
 )
-from core.params import (
+from core.params import (  # check_target: re-exported
     check_counts,
     check_epsilon,
     check_noise_measure,
+    check_target,
     check_upper,
 )
 
@@ -52,26 +53,6 @@ DEFAULT_MC_GRID = tuple(float(e) for e in np.geomspace(0.01, 100.0, 161))
 
 # --------------------------------------------------------------------------------------------
 # Validation
-
-
-def check_target(target) -> float:
-    """Return the target error as a float, or raise if it is not a finite number >= 0.
-
-    >>> check_target(2)
-    2.0
-    """
-    try:
-        value = float(target)
-    except (TypeError, ValueError):
-        raise HexplorerError(
-            f"The 'target' parameter (target error) must be a number >= 0. Got {target!r} instead."
-        ) from None
-    if isinstance(target, bool) or not math.isfinite(value) or value < 0:
-        raise HexplorerError(
-            f"The 'target' parameter (target error) must be a finite number >= 0. "
-            f"Got {target!r} instead."
-        )
-    return value
 
 
 def check_analytic(mechanism: str) -> str:

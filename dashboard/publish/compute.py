@@ -23,8 +23,9 @@ from core.citywide.grids import release_grids
 from core.citywide.gridset import GridSet, select_grids
 from core.data import hat_data, slot_table
 from core.errors import HexplorerError
+from core.mechanisms import analytic_names
 from core.mechanisms import release as simulate_release
-from core.plan import ANALYTIC_MECHANISMS, recommended_mechanism
+from core.plan import recommended_mechanism
 from core.postprocess import clamp_mean, clamp_variance
 from core.publish import Ledger, batch, city, files
 from core.publish.records import LedgerEntry
@@ -157,7 +158,7 @@ def preview(
                 }
             )
         table = pd.DataFrame(rows)
-        if mechanism in ANALYTIC_MECHANISMS:  # the worst case from counts, as grid-laplace's
+        if mechanism in analytic_names():  # the worst case from counts, as grid-laplace's
             errors = error_table(gs, upper=spec.upper)
             bound = pd.Series(errors_at(errors, epsilon, mechanism).total, index=errors.hats)
             table["error_bound"] = table["hat"].map(bound).to_numpy(dtype=float)

@@ -12,8 +12,8 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from core.citywide.adaptive import adaptive_cover
-from core.data import hat_data, hat_table, load_demo, prepare
-from dashboard.common.session import state
+from core.data import busiest_hexagon_hour, hat_data, hat_table, load_demo, prepare
+from dashboard.common.session import selection, state
 from dashboard.map import state as ms
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -75,13 +75,29 @@ def test_a_coarse_cell_opens_on_one_hexagon(demo):
     coarse = next(c for c, r in zip(cover.cells, cover.resolution, strict=True) if r < 7)
     label = f"{coarse}/{slot}"
     at = AppTest.from_file(str(ROOT / "dashboard/hexagon/page.py"), default_timeout=TIMEOUT)
-    at.session_state[state.HAT] = label
+    at.session_state[state.HAT] = label  # as a click on the Map's adaptive cover leaves it
+    at.session_state[selection.COARSE_PICKED] = label
     at.run()
     _ok(at)
     assert at.session_state[state.HAT] == label
     assert at.selectbox(key=state.HAT_PICK).value == label
     want = hat_data(summaries, label, upper=U)
     assert want.n_records == int(cover.records[cover.cells.tolist().index(coarse)])
+    at.run()  # kept on later runs on the same data
+    assert at.session_state[state.HAT] == label
+
+
+def test_a_coarse_hat_left_from_another_resolution_is_not_kept(demo):
+    """A coarse HAT is one opened from the adaptive cover: the same label set without that
+    pick (what a change of the data's resolution leaves) moves to the busiest hexagon-hour."""
+    summaries, slot = demo
+    cover = adaptive_cover(summaries, slot=slot, epsilon=1.0, target=3.0, resolutions=(5, 7))
+    coarse = next(c for c, r in zip(cover.cells, cover.resolution, strict=True) if r < 7)
+    at = AppTest.from_file(str(ROOT / "dashboard/hexagon/page.py"), default_timeout=TIMEOUT)
+    at.session_state[state.HAT] = f"{coarse}/{slot}"
+    at.run()
+    _ok(at)
+    assert at.session_state[state.HAT] == busiest_hexagon_hour(hat_table(summaries))
 
 
 def test_whole_city_and_learn_explain_the_choice(demo):

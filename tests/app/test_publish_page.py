@@ -89,7 +89,8 @@ def test_publishing_is_off_unless_the_operator_turns_it_on(summaries, monkeypatc
             for w in at.get(kind)}  # fmt: skip
     assert not keys & {"publish_button", ps.CONFIRM, "publish_set_budget"}
     assert not any(w.key and "namespace" in w.key for w in at.text_input)
-    assert _metrics(at)["Budget"] == "5" and "Would pass the budget" in _metrics(at)
+    metrics = _metrics(at)
+    assert metrics["Budget (ε per bus)"] == "5" and "Buses that would go over the budget" in metrics
     text = _page_text(at)
     assert str(book.path) not in text and str(book.path.parent) not in text
     assert book.summary().releases == 0 and book.budget() == 5.0

@@ -27,6 +27,8 @@ def hat_label(row: pd.Series | dict, users_noun: str = "buses") -> str:
 
 HAT_CHANGED_ON = "_hat_changed_on"  # the page whose run last changed the HAT (its title)
 HAT_SEEN = "_hat_seen"  # {page title: the HAT that page last showed}
+COARSE_PICKED = "_coarse_picked"  # a HAT just picked on the Map, maybe an adaptive cover's cell
+COARSE_KEPT = "_coarse_kept"  # (data key, label): the coarse HAT opened on that data
 
 
 def _changed_here() -> None:
@@ -47,13 +49,21 @@ def current_hat(spec: DataSpec) -> str:
 
 def _coarse(spec: DataSpec, label: str) -> bool:
     """Whether ``label`` is a coarser cell of an adaptive cover (the Map's "Resolution:
-    adaptive") holding records of this data (``core.data.hat_rows``)."""
+    adaptive") holding records of this data (``core.data.hat_rows``), opened from the Map on
+    this very data: a HAT of another resolution left over from a change of the data's
+    resolution is not one (every page then moves to the busiest hexagon-hour)."""
     from core.errors import HexplorerError
 
+    ss = st.session_state
+    kept = (spec.key(), label)
+    if ss.get(COARSE_PICKED) != label and ss.get(COARSE_KEPT) != kept:
+        return False
     try:
         compute.hat(spec, label)
     except HexplorerError:
         return False
+    ss[COARSE_KEPT] = kept
+    ss.pop(COARSE_PICKED, None)
     return True
 
 
@@ -135,3 +145,4 @@ def select_hat(label: str) -> None:
     if st.session_state.get(state.HAT) != label:
         _changed_here()
     st.session_state[state.HAT] = label
+    st.session_state[COARSE_PICKED] = label

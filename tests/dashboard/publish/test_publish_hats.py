@@ -30,14 +30,14 @@ def test_every_hat_release_in_the_ledger_tables(tmp_path):
 def test_a_refused_multi_hat_release_records_nothing(tmp_path, monkeypatch):
     """Issue 26: a single-HAT mechanism over a whole slot, refused by the budget, used to leave
     the HATs before the refusal recorded while saying "nothing was recorded"."""
-    from core.citywide.gridset import GridSet, busiest_slot, select_grids
-    from core.data import load_demo, prepare
+    from core.citywide.gridset import GridSet, select_grids
+    from core.data import default_slot, hat_table, load_demo, prepare
     from core.publish import BudgetExceeded, ledger_path
     from dashboard.common.source.compute import DataSpec, Source
 
     spec = DataSpec(source=Source.demo(), columns=("user_id", "lat", "lon", "timestamp", "speed"))
     summaries = prepare(load_demo()).summaries
-    slot = busiest_slot(summaries)
+    slot = default_slot(hat_table(summaries))
     gs = GridSet.from_summaries(select_grids(summaries, slot=slot))
     assert gs.max_grids_per_user >= 2 and gs.n_grids >= 3
     book = Ledger(ledger_path())
