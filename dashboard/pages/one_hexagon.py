@@ -87,8 +87,9 @@ def _plan_note(p, units: Units) -> str | None:
     title = MECHANISMS[p.mechanism].title
     if p.status == "unreachable":
         return (
-            f"No ε brings {title}'s worst case within {p.target:g} {u}: it never gets below "
-            f"{p.floor:.3g} {u} (the clipping error of its m_UB rule). ε is unchanged."
+            f"No ε up to {hs.EPSILON_MAX:g} brings {title}'s worst case within {p.target:g} {u} "
+            f"(it never gets below {p.floor:.3g} {u}, the clipping error of its m_UB rule). "
+            "ε is unchanged."
         )
     if p.status == "any":
         return f"Every ε meets {p.target:g} {u} for {title}; ε is unchanged."
@@ -378,7 +379,8 @@ def view(spec: DataSpec) -> None:
                 format="%g",
                 key=hs.EPSILON_EXACT,
                 on_change=hs.on_exact,
-                help="Type any ε between 0.01 and 10; the slider and every number follow.",
+                help=f"Type any ε between {hs.EPSILON_MIN:g} and {hs.EPSILON_MAX:g}; the slider "
+                "and every number follow.",
             )
             for name, value in mk.items():
                 st.button(
