@@ -11,17 +11,24 @@ from core.errors import HexplorerError
 NOISE_MEASURES = ("mean", "std")
 
 
-EPSILON_MIN = 1e-12
-"""Smallest ε accepted. Far below it the noise scales (U/ε and more) leave the range where squares
-and sums of draws stay finite in float64 (ε = 1e-300 gave inf and NaN instead of numbers); at
-1e-12 and U <= 1e9 a squared draw is about 1e42, far from overflow."""
+EPSILON_MIN = 0.001
+EPSILON_MAX = 100.0
+"""The one range of ε the whole product accepts: the CLI, the library's public functions, the
+URL and every ε widget of the dashboard (a slider may show a narrower span; its number input
+reaches the whole range). Below 0.001 every mechanism's noise dwarfs any speed (U/ε ≥ 65,000 km/h
+for one record) and far below it the noise arithmetic leaves float64's finite range (ε = 1e-300
+gave inf and NaN); above 100 the noise is far below a speed's last digit and ⌈2/ε⌉ = 1."""
 UPPER_RANGE = (1e-6, 1e9)
 """Accepted U: the exact fixed-point aggregation scales values by 2^(40 - exponent of U²), which
 must stay a finite float, and U² · N must stay far from float64 overflow."""
 
 
 def check_epsilon(epsilon: float) -> float:
-    """Return ``epsilon`` as a float, or raise if it is not a finite number >= ``EPSILON_MIN``.
+    """Return ``epsilon`` as a float, or raise if it is not a number in
+    [``EPSILON_MIN``, ``EPSILON_MAX``].
+
+    Called where ε enters (the CLI's parse, a public function of the library); the functions
+    they call trust the checked value.
 
     >>> check_epsilon(0.5)
     0.5
@@ -34,10 +41,10 @@ def check_epsilon(epsilon: float) -> float:
         ) from None
     if isinstance(epsilon, bool) or not math.isfinite(value) or value <= 0:
         raise HexplorerError(f"The 'epsilon' parameter must be > 0. Got {epsilon!r} instead.")
-    if value < EPSILON_MIN:
+    if not EPSILON_MIN <= value <= EPSILON_MAX:
         raise HexplorerError(
-            f"The 'epsilon' parameter must be at least {EPSILON_MIN:g} (smaller values overflow "
-            f"the noise arithmetic). Got {epsilon!r} instead."
+            f"The 'epsilon' parameter must be in [{EPSILON_MIN:g}, {EPSILON_MAX:g}]. "
+            f"Got {epsilon!r} instead."
         )
     return value
 
@@ -166,12 +173,14 @@ def check_counts(counts) -> np.ndarray:
 def ceil_two_over_epsilon(epsilon: float) -> int:
     """``ceil(2 / epsilon)``, treating 2/epsilon within 1e-9 of an integer as that integer (SPEC, notation).
 
+    An inner helper: ``epsilon`` is a checked ε > 0 (:func:`check_epsilon` at the entry point).
+
     >>> ceil_two_over_epsilon(0.5), ceil_two_over_epsilon(0.3), ceil_two_over_epsilon(2 / 3)
     (4, 7, 3)
     >>> ceil_two_over_epsilon(1e300)
     1
     """
-    ratio = 2.0 / check_epsilon(epsilon)
+    ratio = 2.0 / float(epsilon)  # ε > 0, checked by the caller
     nearest = round(ratio)
     if nearest >= 1 and abs(ratio - nearest) <= 1e-9:
         return int(nearest)

@@ -507,7 +507,7 @@ def opt_bounding_threshold(counts, upper: float, epsilon: float) -> float:
     """
     c_arr = check_counts(counts)
     upper = check_upper(upper)
-    k = ceil_two_over_epsilon(epsilon)
+    k = ceil_two_over_epsilon(check_epsilon(epsilon))
     if k > c_arr.size:
         return 0.0
     kth = int(np.partition(c_arr, c_arr.size - k)[c_arr.size - k])
@@ -526,7 +526,12 @@ def opt_bounding_error(counts, upper: float, epsilon: float, noise_measure: str 
     upper = check_upper(upper)
     epsilon = check_epsilon(epsilon)
     c = check_noise_measure(noise_measure)
-    t = opt_bounding_threshold(c_arr, upper, epsilon)
+    k = ceil_two_over_epsilon(epsilon)  # T_ε as opt_bounding_threshold, inputs checked above
+    t = (
+        0.0
+        if k > c_arr.size
+        else float(upper * int(np.partition(c_arr, c_arr.size - k)[c_arr.size - k]))
+    )
     bias = np.maximum((upper * c_arr - t) / 2.0, 0.0).sum()
     return float((bias + c * t / epsilon) / int(c_arr.sum()))
 

@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from core import plan
@@ -14,14 +14,18 @@ from core import worstcase as wc
 from core.errors import HexplorerError
 from core.hat import HatData
 from core.mechanisms import analytic_names
+from core.params import EPSILON_MAX, EPSILON_MIN
 
 U = 65.0
 counts_st = st.lists(st.integers(1, 60), min_size=1, max_size=25)
 
 
-def _root_search(f, target: float, lo: float = 1e-9, hi: float = 1e9) -> float:
-    """Plain bisection on the float bits for a decreasing f: the smallest float with f <= target."""
-    assert f(hi) <= target < f(lo)
+def _root_search(f, target: float, lo: float = EPSILON_MIN, hi: float = EPSILON_MAX) -> float:
+    """Plain bisection on the float bits for a decreasing f: the smallest float with f <= target
+    within the product's ε range (None when f stays above the target up to its top)."""
+    if f(hi) > target:
+        return None
+    assert target < f(lo)
     bi, gi = int(np.float64(lo).view(np.int64)), int(np.float64(hi).view(np.int64))
     while gi - bi > 1:
         mid = (gi + bi) // 2
@@ -47,12 +51,11 @@ def test_returned_epsilon_is_the_smallest(counts, target, mechanism, noise_measu
         assert p.worst_case_error == at.total and p.m_ub == at.m_ub
         below = plan.worst_case(counts, U, p.epsilon * (1 - 1e-6), mechanism, noise_measure)
         assert below.total > target
-    elif p.status == "unreachable":
-        assert target <= p.floor  # the floor is approached as ε → ∞ only
-        assert plan.worst_case(counts, U, 1e12, mechanism, noise_measure).total > target
+    elif p.status == "unreachable":  # not even at the top of the product's ε range
+        assert plan.worst_case(counts, U, EPSILON_MAX, mechanism, noise_measure).total > target
     else:  # any: opt-bounding, releasing U/2 at ε → 0
         assert mechanism == "opt-bounding" and target >= U / 2
-        assert plan.worst_case(counts, U, 1e-9, mechanism, noise_measure).total <= target
+        assert plan.worst_case(counts, U, EPSILON_MIN, mechanism, noise_measure).total <= target
 
 
 @settings(max_examples=80, deadline=None)
@@ -65,10 +68,19 @@ def test_baseline_closed_form_equals_root_search(counts, target, noise_measure):
     def f(e):
         return wc.baseline_error(counts, U, e, noise_measure)
 
+    assume(EPSILON_MIN * 1.001 < closed < EPSILON_MAX * 0.999)  # the ends: see the next test
     root = _root_search(f, target)
     assert closed == pytest.approx(root, rel=1e-14)
     p = plan.epsilon_for_error(counts, U, target, "baseline", noise_measure)
     assert p.epsilon == root  # both are the smallest float meeting the target
+
+
+def test_a_plan_stays_inside_the_product_s_epsilon_range():
+    # baseline on counts (1,): E = 65/ε; target 0.1 needs ε = 650 > EPSILON_MAX
+    assert plan.epsilon_for_error([1], U, 0.1, "baseline").status == "unreachable"
+    # target 1e5 is met at ε = 6.5e-4 < EPSILON_MIN: every ε of the range meets it
+    assert plan.epsilon_for_error([1], U, 1e5, "baseline").status == "any"
+    assert plan.epsilon_for_error([1], U, 0.65, "baseline").epsilon == pytest.approx(100.0)
 
 
 @settings(max_examples=60, deadline=None)
@@ -81,8 +93,11 @@ def test_opt_arrayavg_equals_root_search(counts, target, noise_measure):
         return plan.worst_case(counts, U, e, "opt-arrayavg", noise_measure).total
 
     p = plan.epsilon_for_error(counts, U, target, "opt-arrayavg", noise_measure)
-    assert p.status == "ok"
-    assert p.epsilon == _root_search(f, target)
+    root = _root_search(f, target)
+    assert p.status == ("ok" if root is not None else "unreachable")
+    if root is None:
+        return
+    assert p.epsilon == root
     assert p.m_ub == wc.m_opt(counts, U, p.epsilon, noise_measure)
 
 
@@ -259,7 +274,7 @@ def _within(table, eps, mechanism, target):
 def test_city_plan_against_a_brute_force_scan(city, noise_measure):
     from core.citywide.errors import error_table
 
-    grid = np.geomspace(0.01, 300.0, 2500)
+    grid = np.geomspace(0.01, EPSILON_MAX, 2500)
     for grids in (city, _ties()):
         table = error_table(grids, upper=U, noise_measure=noise_measure)
         for mechanism in analytic_names():

@@ -8,7 +8,8 @@ Two views of "how far off is each hexagon's release expected to be":
   (arrayavg-best) or m_UB^(O,2) (opt-arrayavg-convex), Baseline's ``c U m* / (N ε)`` and
   opt-bounding's E^OPT(ε) — :func:`error_table` once, then :func:`errors_at` for each ε;
 - the **simulated** ``q``-quantile of |error| for any mechanism (seeded):
-  :func:`simulated_quantiles`.
+  :func:`simulated_quantiles` (:mod:`core.citywide.simulated`; GeoJSON files:
+  :mod:`core.citywide.geojson`).
 
 Built once, answered per ε without a loop over HATs. :func:`error_table` builds every HAT's
 m^(ε) staircase (:func:`core.worstcase.staircase`, exact breakpoints; HATs with the same
@@ -29,23 +30,25 @@ staircase breakpoint included (tests/citywide/test_errors.py).
 from __future__ import annotations
 
 import math
-import zlib
 from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
 
+# The simulated view and the GeoJSON file live in their own modules; reachable here as before.
+from core.citywide.geojson import _json_value as _json_value
+from core.citywide.geojson import hexagon_geojson
 from core.citywide.gridset import GridSet, _as_gridset
-from core.errors import HexplorerError, NotApplicableError
+from core.citywide.simulated import hat_seed, simulated_quantiles
+from core.errors import HexplorerError
 from core.mechanisms import (
     MECHANISMS,
     RULES,
     analytic_form,
     analytic_names,
     get_analytic,
-    get_mechanism,
 )
-from core.params import check_epsilon, check_noise_measure, check_positive_int, check_upper
+from core.params import check_epsilon, check_noise_measure, check_upper
 
 __all__ = [
     "ERROR_COLUMNS",
@@ -53,6 +56,8 @@ __all__ = [
     "ErrorsAt",
     "error_table",
     "errors_at",
+    "hat_seed",
+    "hexagon_geojson",
     "simulated_quantiles",
 ]
 
@@ -418,148 +423,3 @@ def errors_at(table: ErrorTable, epsilon: float, mechanism: str = "opt-arrayavg"
         noise=noise,
         total=total,
     )
-
-
-# --------------------------------------------------------------------------------------------
-# Simulated quantiles, any mechanism
-
-
-def hat_seed(seed: int, hat: str) -> list[int]:
-    """The seed sequence of one HAT's simulation: (seed, CRC-32 of its label).
-
-    A HAT's simulated runs then do not depend on which other HATs are simulated with it.
-
-    >>> hat_seed(7, "872a1008fffffff/2024-03-05T08:00")[0]
-    7
-    """
-    return [int(seed), zlib.crc32(str(hat).encode("utf-8"))]
-
-
-def simulated_quantiles(
-    grids,
-    epsilon: float,
-    mechanism: str,
-    *,
-    upper: float,
-    n_runs: int,
-    seed: int,
-    level: float = 0.9,
-) -> pd.DataFrame:
-    """Every HAT's simulated ``level``-quantile of |error| for any mechanism (SPEC section 3).
-
-    Each HAT runs ``n_runs`` independent releases (:func:`core.mechanisms.run_mechanism`, all of
-    the mechanism's randomness redrawn per run, at its default m_UB) with its own generator
-    ``np.random.default_rng(hat_seed(seed, hat))``. The runs of one HAT are vectorised; HATs are
-    visited one by one (this is the Monte-Carlo path, not the one that runs when ε moves).
-
-    Returns
-    -------
-    pandas.DataFrame
-        hat, cell, slot, users, records, m_ub (nullable), quantile, standard_error (see
-        :func:`core.evaluation.abs_error_statistic`), mechanism, epsilon, n_runs, note
-        (non-empty when the mechanism cannot run on the HAT: quantile NaN).
-    """
-    from core.evaluation import abs_error_statistic
-    from core.hat import HatData
-    from core.mechanisms import run_mechanism
-
-    g: GridSet = _as_gridset(grids)
-    epsilon = check_epsilon(epsilon)
-    name = get_mechanism(mechanism).name
-    upper = check_upper(upper)
-    n_runs = check_positive_int("n_runs", n_runs)
-    level = float(level)
-    if not 0.0 < level < 1.0:
-        raise HexplorerError(f"The 'level' parameter must lie in (0, 1). Got {level!r} instead.")
-    rows = []
-    for h in range(g.n_grids):
-        sl = slice(int(g.starts[h]), int(g.starts[h + 1]))
-        label = str(g.hats[h])
-        hat = HatData.from_arrays(
-            g.m[sl], g.s[sl], g.q[sl], g.user_ids[g.user[sl]], upper=upper, hat=label
-        )
-        row = {
-            "hat": label,
-            "cell": str(g.cells[h]),
-            "slot": str(g.slots[h]),
-            "users": hat.n_users,
-            "records": hat.n_records,
-            "m_ub": None,
-            "quantile": math.nan,
-            "standard_error": math.nan,
-            "note": "",
-        }
-        rng = np.random.default_rng(hat_seed(seed, label))
-        try:
-            d = run_mechanism(name, hat, epsilon, rng=rng, size=n_runs)
-        except NotApplicableError as exc:
-            row["note"] = f"not applicable: {exc}"
-        else:
-            q, se = abs_error_statistic(np.abs(d.estimates - hat.true_mean), level)
-            row.update(m_ub=d.m_ub, quantile=q, standard_error=se, note=d.note)
-        rows.append(row)
-    out = pd.DataFrame(rows)
-    out["m_ub"] = out["m_ub"].astype("Int64")
-    out["mechanism"] = name
-    out["epsilon"] = epsilon
-    out["n_runs"] = n_runs
-    return out[
-        [
-            "hat", "cell", "slot", "users", "records", "m_ub", "quantile", "standard_error",
-            "mechanism", "epsilon", "n_runs", "note",
-        ]
-    ]  # fmt: skip
-
-
-# --------------------------------------------------------------------------------------------
-# Files
-
-
-def _json_value(value):
-    """A plain JSON value: numpy scalars to Python, NaN/inf/<NA> to None."""
-    if value is None or value is pd.NA:
-        return None
-    if isinstance(value, np.generic):
-        value = value.item()
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    return value
-
-
-def hexagon_geojson(frame: pd.DataFrame) -> dict:
-    """A GeoJSON FeatureCollection: one hexagon polygon per row of ``frame`` (column ``cell``, an
-    H3 cell), every column as a property.
-
-    Boundaries come from h3's ``cell_to_boundary`` (latitude, longitude pairs), written in
-    GeoJSON's longitude, latitude order as a closed ring (RFC 7946).
-
-    >>> import h3
-    >>> cell = h3.latlng_to_cell(21.19, 72.83, 7)
-    >>> fc = hexagon_geojson(pd.DataFrame({"cell": [cell], "worst_case_error": [1.5]}))
-    >>> ring = fc["features"][0]["geometry"]["coordinates"][0]
-    >>> len(ring), ring[0] == ring[-1], round(ring[0][0]), fc["features"][0]["properties"]["cell"]
-    (7, True, 73, '8742d9d69ffffff')
-    """
-    import h3
-
-    if "cell" not in frame.columns:
-        raise HexplorerError("The table has no 'cell' column to draw hexagons from.")
-    features = []
-    columns = list(frame.columns)
-    for values in frame.itertuples(index=False, name=None):
-        props = {col: _json_value(v) for col, v in zip(columns, values, strict=True)}
-        cell = str(props["cell"])
-        try:
-            boundary = h3.cell_to_boundary(cell)
-        except (ValueError, TypeError):  # h3 raises H3CellInvalidError (a ValueError)
-            raise HexplorerError(f"cell={cell!r} is not an H3 cell.") from None
-        ring = [[float(lng), float(lat)] for lat, lng in boundary]
-        ring.append(ring[0])
-        features.append(
-            {
-                "type": "Feature",
-                "geometry": {"type": "Polygon", "coordinates": [ring]},
-                "properties": props,
-            }
-        )
-    return {"type": "FeatureCollection", "features": features}

@@ -228,9 +228,13 @@ def grid_errors(grids: GridSet, epsilon: float, *, upper: float, retained=None) 
     HexplorerError
         If a grid retains no record.
     """
-    eps = check_epsilon(epsilon)
-    u = check_upper(upper)
-    keep = _retention(grids, retained)
+    return _grid_errors(
+        grids, check_epsilon(epsilon), check_upper(upper), _retention(grids, retained)
+    )
+
+
+def _grid_errors(grids: GridSet, eps: float, u: float, keep: np.ndarray) -> GridErrors:
+    """:func:`grid_errors` on checked inputs (``keep`` from ``_retention``)."""
     heads = grids.starts[:-1]
     kept_m = np.where(keep, grids.m, 0)
     s_ = np.add.reduceat(kept_m, heads)
@@ -301,11 +305,14 @@ def noisy_statistics(
     (noisy_mean, noisy_var) : arrays of shape (G,), or (size, G) when ``size`` is given
         (independent runs, vectorised).
     """
-    eps = check_epsilon(epsilon)
     u = check_upper(upper)
     _check_values(grids, u)
-    keep = _retention(grids, retained)
-    errs = grid_errors(grids, eps, upper=u, retained=keep)
+    return _noisy(grids, check_epsilon(epsilon), u, rng, _retention(grids, retained), size)
+
+
+def _noisy(grids: GridSet, eps: float, u: float, rng, keep: np.ndarray, size: int | None):
+    """:func:`noisy_statistics` on checked inputs."""
+    errs = _grid_errors(grids, eps, u, keep)
     mean, var = grid_statistics(grids, keep)
     shape = (grids.n_grids,) if size is None else (int(size), grids.n_grids)
     noisy_mean = mean + laplace_noise(rng, 2.0 * errs.delta_mean / eps, shape)
@@ -330,8 +337,9 @@ def release_grids(
     eps = check_epsilon(epsilon)
     u = check_upper(upper)
     keep = _retention(grids, retained)
-    noisy_mean, noisy_var = noisy_statistics(grids, eps, upper=u, rng=rng, retained=keep)
-    errs = grid_errors(grids, eps, upper=u, retained=keep)
+    _check_values(grids, u)
+    noisy_mean, noisy_var = _noisy(grids, eps, u, rng, keep, None)
+    errs = _grid_errors(grids, eps, u, keep)
     true_mean, true_var = grid_statistics(grids, np.ones(grids.n_pairs, dtype=bool))
     kept_mean, kept_var = grid_statistics(grids, keep)
     return pd.DataFrame(

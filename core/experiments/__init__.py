@@ -1,5 +1,7 @@
 """Reproduce the papers: a catalogue of their figures, each computed by ``core`` and checked.
 
+- :mod:`~core.experiments.experiment`: what one figure is (:class:`Experiment`, :class:`Outcome`)
+  and its data file (:func:`data_table`, :func:`tidy_table`);
 - :mod:`~core.experiments.catalogue`: :data:`CATALOGUE` (one :class:`Experiment` per figure),
   :func:`get_experiment`, :func:`run_experiment`;
 - :mod:`~core.experiments.compute`: the tables behind the figures;

@@ -58,8 +58,8 @@ def resolve(
         if not mech.uses_m_ub:
             note = f"{mech.name} uses no arrays; m_ub = {m_ub} was ignored."
             m_ub = None
-    elif mech.uses_m_ub:
-        m_ub = default_m_ub(name, hat, epsilon)
+    elif mech.m_ub_rule is not None:  # the default, from the checked inputs
+        m_ub = get_rule(mech.m_ub_rule)(hat.counts, hat.upper, epsilon, "mean")
     return mech, epsilon, m_ub, note
 
 

@@ -16,7 +16,7 @@ from core.citywide.chop import chop_user
 from core.citywide.errors import errors_at, totals
 from core.errors import HexplorerError
 from core.mechanisms import analytic_form
-from core.params import check_epsilon
+from core.params import EPSILON_MAX, EPSILON_MIN, check_epsilon
 from core.plan.pieces import Pieces, check_analytic, check_target
 
 # --------------------------------------------------------------------------------------------
@@ -78,7 +78,8 @@ def epsilon_needed(table, target: float, mechanism: str = "opt-arrayavg") -> np.
     """Every HAT's smallest ε whose analytic worst case is ≤ ``target`` (vectorised).
 
     The city version of :func:`epsilon_for_error`, equal to it HAT by HAT: (H,) float64 with 0
-    where every small ε meets the target ("any") and inf where no ε does ("unreachable").
+    where ε = ``EPSILON_MIN`` already meets the target ("any") and inf where no ε up to
+    ``EPSILON_MAX`` does ("unreachable").
 
     >>> from core.citywide.errors import error_table
     >>> df = pd.DataFrame({"hat": ["a/s"] * 3, "cell": ["a"] * 3, "slot": ["s"] * 3,
@@ -97,6 +98,9 @@ def epsilon_needed(table, target: float, mechanism: str = "opt-arrayavg") -> np.
         idx = np.flatnonzero(fine)
         sub = table.take(idx)
         out[idx] = _refine(sub, name, target, first[idx])
+    # the product's ε range, as the single-HAT plan: "any" at its bottom, never above its top
+    out[out <= EPSILON_MIN] = 0.0
+    out[out > EPSILON_MAX] = np.inf
     return out
 
 
@@ -116,7 +120,7 @@ def coverage_curve(
         within = int(np.count_nonzero(errors_at(table, eps, mechanism).total <= target))
         rows.append(
             {
-                "epsilon": check_epsilon(eps),
+                "epsilon": float(eps),  # checked by errors_at
                 "hats_within": within,
                 "hats_total": table.n_hats,
                 "share": within / table.n_hats,
@@ -149,8 +153,9 @@ class CityPlan:
     Attributes
     ----------
     status : {"ok", "unreachable", "any"}
-        "unreachable": fewer than the asked share of HATs can ever reach the target; "any":
-        enough HATs meet it at every small ε.
+        "unreachable": fewer than the asked share of HATs reach the target at any ε of the
+        product's range (``core.params.EPSILON_MIN`` to ``EPSILON_MAX``); "any": enough HATs
+        meet it at every small ε.
     epsilon : float or None
         The smallest ε (status "ok"); at it, ``hats_reaching`` ≥ ⌈coverage · hats_total⌉.
     coverage, target, mechanism, noise_measure : the inputs.
@@ -280,10 +285,18 @@ def city_plan(
             missing=tuple(frame["hat"][~frame["within_target"].astype(bool)]),
             user_loss=None, hats=frame, **common,
         )  # fmt: skip
-    eps = float(at_pos[hit[0]])
+    eps = max(float(at_pos[hit[0]]), EPSILON_MIN)  # the range's smallest ε covers as much
+    if eps > EPSILON_MAX:  # enough HATs reach the target only beyond the product's range
+        frame["m_ub"] = pd.array([pd.NA] * n_hats, dtype="Int64")
+        frame["worst_case_error"] = np.nan
+        frame["within_target"] = False
+        return CityPlan(
+            status="unreachable", epsilon=None, hats_reaching=0, missing=tuple(frame["hat"]),
+            user_loss=None, hats=frame, **common,
+        )  # fmt: skip
     errs = errors_at(table, eps, name)
     for _ in range(64):  # a later interval's start is the closed form, a few ulps off at most
-        if np.count_nonzero(errs.total <= target) >= need:
+        if np.count_nonzero(errs.total <= target) >= need or eps >= EPSILON_MAX:
             break
         eps = math.nextafter(eps, math.inf)
         errs = errors_at(table, eps, name)

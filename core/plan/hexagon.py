@@ -3,11 +3,11 @@ and Baseline's closed form (:func:`baseline_epsilon`); see :mod:`core.plan`."""
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 from core.errors import HexplorerError
 from core.params import (
+    EPSILON_MAX,
     EPSILON_MIN,
     check_counts,
     check_noise_measure,
@@ -34,8 +34,9 @@ class Plan:
     Attributes
     ----------
     status : {"ok", "unreachable", "any"}
-        "ok": ``epsilon`` is the answer; "unreachable": the worst case never gets down to the
-        target (``floor`` is how low it goes); "any": every small enough ε meets the target.
+        "ok": ``epsilon`` is the answer; "unreachable": no ε of the product's range
+        (``core.params.EPSILON_MIN`` to ``EPSILON_MAX``) brings the worst case down to the target
+        (``floor`` is how low it goes); "any": the smallest ε of the range already meets it.
     epsilon : float or None
         The smallest ε (status "ok"), else None.
     m_ub : int or None
@@ -149,8 +150,8 @@ def epsilon_for_error(
     lowest = total(EPSILON_MIN)  # the smallest ε the project accepts already meets the target
     if guess <= EPSILON_MIN or lowest <= target:
         return result("any", None, None, lowest)
-    eps = smallest_float(total, target, guess) if math.isfinite(guess) else None
-    if eps is None or not math.isfinite(2.0 / eps):
+    eps = smallest_float(total, target, guess) if guess <= EPSILON_MAX else None
+    if eps is None or eps > EPSILON_MAX:  # no ε the product accepts meets it
         return result("unreachable", None, None, None)
     at = worst_case_of(c_arr, upper, eps, name, noise_measure)
     return result("ok", eps, at.m_ub, at.total)

@@ -27,8 +27,9 @@ def plan_note(p, units: Units) -> str | None:
     title = MECHANISMS[p.mechanism].title
     if p.status == "unreachable":
         return (
-            f"No ε brings {title}'s worst case within {p.target:g} {u}: it never gets below "
-            f"{p.floor:.3g} {u} (the clipping error of its m_UB rule). ε is unchanged."
+            f"No ε up to {hs.EPSILON_MAX:g} brings {title}'s worst case within {p.target:g} {u} "
+            f"(it never gets below {p.floor:.3g} {u}, the clipping error of its m_UB rule). "
+            "ε is unchanged."
         )
     if p.status == "any":
         return f"Every ε meets {p.target:g} {u} for {title}; ε is unchanged."

@@ -120,7 +120,8 @@ def view(spec: DataSpec) -> None:
                 format="%g",
                 key=hs.EPSILON_EXACT,
                 on_change=hs.on_exact,
-                help="Type any ε between 0.01 and 10; the slider and every number follow.",
+                help=f"Type any ε between {hs.EPSILON_MIN:g} and {hs.EPSILON_MAX:g}; the slider "
+                "and every number follow.",
             )
             for name, value in mk.items():
                 st.button(

@@ -13,6 +13,7 @@ from typing import Any
 
 import streamlit as st
 
+from core.params import EPSILON_MAX, EPSILON_MIN
 from dashboard.common.session import state
 
 EPSILON_SLIDER = "hexagon_epsilon_slider"
@@ -31,7 +32,8 @@ TAB_READOUTS, TAB_DETAIL, TAB_MAE, TAB_TABLES = (
 )
 TABS: tuple[str, ...] = (TAB_READOUTS, TAB_DETAIL, TAB_MAE, TAB_TABLES)
 
-EPSILON_MIN, EPSILON_MAX = 0.01, 100.0  # typed or planned; the slider's stops end at 10
+# ε's range is the product's (core.params.EPSILON_MIN, EPSILON_MAX: the number input reaches it);
+# the slider's stops span the usual 0.01 to 10, plus the current value when it lies outside.
 EPSILON_STOPS: tuple[float, ...] = tuple(
     [float(f"{k}e{e}") for e in (-3, -2, -1) for k in range(10, 100)] + [10.0]
 )
@@ -58,7 +60,7 @@ def stops_with(epsilon: float) -> list[float]:
 
 
 def clamp_epsilon(value: float) -> float:
-    """ε kept inside the page's range [0.01, 10]."""
+    """ε kept inside the product's range [EPSILON_MIN, EPSILON_MAX] (core.params)."""
     return float(min(max(float(value), EPSILON_MIN), EPSILON_MAX))
 
 

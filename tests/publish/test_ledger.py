@@ -149,7 +149,7 @@ def test_budget_sums_with_a_floating_point_tolerance(book):
     publish.publish("baseline", _hat(), 0.1, ledger=book)
     publish.publish("baseline", _hat(), 0.2, ledger=book)  # 0.1 + 0.2 > 0.3 in floating point
     with pytest.raises(BudgetExceeded):
-        publish.publish("baseline", _hat(), 1e-6, ledger=book)
+        publish.publish("baseline", _hat(), 0.001, ledger=book)
 
 
 def test_near_budget_counts_users_from_ninety_percent(book):

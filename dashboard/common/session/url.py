@@ -46,6 +46,7 @@ import streamlit as st
 
 from core.data import HOUR_OF_DAY
 from core.mechanisms import MECHANISMS
+from core.params import EPSILON_MAX, EPSILON_MIN
 from dashboard.common.session import state
 from dashboard.common.source import keep
 
@@ -59,7 +60,7 @@ LESSON_USER = "lesson_user"
 LESSON_MECHANISM = "lesson_mechanism"
 
 DIGEST_CHARS = 16
-EPSILON_RANGE = (0.001, 100.0)
+EPSILON_RANGE = (EPSILON_MIN, EPSILON_MAX)  # the product's one range (core.params)
 SOURCES = ("demo", "upload", "path")
 
 # Order of the parameters in a link.

@@ -52,7 +52,9 @@ def test_a_plan_note_says_why_epsilon_was_not_set_exactly():
     plan = dict(mechanism="opt-arrayavg", target=2.0, floor=3.21, epsilon=None)
     title = MECHANISMS["opt-arrayavg"].title
     unreachable = labels.plan_note(SimpleNamespace(**plan, status="unreachable"), SHIPS)
-    assert unreachable.startswith(f"No ε brings {title}'s worst case within 2 knots")
+    assert unreachable.startswith(
+        f"No ε up to {hs.EPSILON_MAX:g} brings {title}'s worst case within 2 knots"
+    )
     assert "never gets below 3.21 knots" in unreachable
     assert labels.plan_note(SimpleNamespace(**plan, status="any"), SHIPS) == (
         f"Every ε meets 2 knots for {title}; ε is unchanged."
