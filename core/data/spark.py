@@ -61,12 +61,13 @@ __all__ = ["check_spark", "prepare_spark", "session"]
 
 _RECORD = pa.schema(
     [
-        ("kind", pa.int8()),  # 0 a record, 1 a batch's report
-        ("cell", pa.int64()),
+        ("kind", pa.int8()),  # 0 a record, 1 a batch's report, 2 its id spellings (as hashes)
+        ("cell", pa.int64()),  # kind 2: the canonical id's hash
         ("slot", pa.int64()),
         ("user", pa.string()),
         ("value", pa.float64()),
-        ("hash", pa.int64()),  # the row hash (uint64 bits) for the count of repeated rows
+        ("hash", pa.int64()),  # the row hash (uint64 bits) for the count of repeated rows;
+        # kind 2: the raw spelling's hash (core.data.ids.spellings)
         ("report", pa.string()),
     ]
 )
@@ -283,6 +284,7 @@ def prepare_spark(
                 },
                 schema=_RECORD,
             )
+            yield _spelling_rows(cleaned.spellings)
 
     try:
         out = raw.select(*wanted).mapInArrow(clean, _spark_schema(_RECORD))
@@ -297,6 +299,7 @@ def prepare_spark(
             before += r["rows_read"]
             tally.add_counts(r)
         tally.check()
+        tally.merged = _merged(out.filter("kind = 2"))
         records = out.filter("kind = 0")
         vmax, distinct = records.agg(F.max("value"), F.count_distinct("hash")).first()  # type: ignore[misc]
         shifts = fixed_shifts(float(vmax or 0.0))
@@ -359,3 +362,30 @@ def _spark_schema(schema: pa.Schema) -> Any:
         pa.string(): StringType(),
     }
     return StructType([StructField(f.name, types[f.type], True) for f in schema])
+
+
+def _spelling_rows(pairs: pl.DataFrame) -> pa.RecordBatch:
+    """A batch's distinct (canonical id, raw spelling) hashes as ``kind = 2`` rows."""
+    n = pairs.height
+    return pa.RecordBatch.from_pydict(
+        {
+            "kind": pa.array([2] * n, pa.int8()),
+            "cell": pa.array(pairs.get_column("id").to_numpy().view("int64")),
+            "slot": pa.nulls(n, pa.int64()),
+            "user": pa.nulls(n, pa.string()),
+            "value": pa.nulls(n, pa.float64()),
+            "hash": pa.array(pairs.get_column("spelling").to_numpy().view("int64")),
+            "report": pa.nulls(n, pa.string()),
+        },
+        schema=_RECORD,
+    )
+
+
+def _merged(rows: Any) -> tuple[int, int]:
+    """(raw ids merged, users they became) from the ``kind = 2`` rows, as
+    :meth:`core.data.ids.Spellings.merged` counts them, by a Spark ``groupBy``."""
+    from pyspark.sql import functions as F
+
+    per_id = rows.groupBy("cell").agg(F.count_distinct("hash").alias("n"))
+    merged, into = per_id.filter("n > 1").agg(F.sum("n"), F.count(F.lit(1))).first()
+    return int(merged or 0), int(into or 0)
