@@ -18,8 +18,8 @@ from core import multigrid, plan, postprocess
 from core.citywide import errors
 from core.errors import HexplorerError
 from core.multigrid import ChopResult, GridSet
-from dashboard.common import compute
-from dashboard.common.compute import DataSpec, Source
+from dashboard.common.source import compute
+from dashboard.common.source.compute import DataSpec, Source
 
 _HASH = {Source: Source.key, DataSpec: DataSpec.key}
 

@@ -3,7 +3,7 @@
 Exact worst-case quantities (counts and U only) and seeded simulations of one HAT. Each wrapper
 is a thin call into core; arguments are parameters, so they form the cache key, and the seed of
 every stochastic result is part of its key. Data-level caches (the prepared data, the HAT table,
-one HAT's :class:`~core.hat.HatData`) are :mod:`dashboard.common.compute`.
+one HAT's :class:`~core.hat.HatData`) are :mod:`dashboard.common.source.compute`.
 """
 
 from __future__ import annotations
@@ -25,8 +25,8 @@ from core.mechanisms import (
     run_mechanism,
 )
 from core.postprocess import clamp_mean
-from dashboard.common import limits
-from dashboard.common.compute import DataSpec, Source, hat, hats, rng_for
+from dashboard.common.source import limits
+from dashboard.common.source.compute import DataSpec, Source, hat, hats, rng_for
 
 _HASH = {Source: Source.key, DataSpec: DataSpec.key}
 

@@ -6,8 +6,8 @@ import numpy as np
 import streamlit as st
 
 from core import lessons
-from dashboard.common import compute
-from dashboard.common.compute import DataSpec, Source
+from dashboard.common.source import compute
+from dashboard.common.source.compute import DataSpec, Source
 
 _HASH = {Source: Source.key, DataSpec: DataSpec.key}
 

@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from dashboard.common import figures
+from dashboard.common.view import figures
 from dashboard.map import layers
 from dashboard.map.layers import ColourScale, Styled
 

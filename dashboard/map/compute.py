@@ -25,8 +25,9 @@ from core.citywide import derived, errors
 from core.citywide.batch import HatBatch, release_all
 from core.citywide.gridset import GridSet, select_grids
 from core.postprocess import clamp_mean
-from dashboard.common import compute, limits, maps
-from dashboard.common.compute import DataSpec, Source
+from dashboard.common.source import compute, limits
+from dashboard.common.source.compute import DataSpec, Source
+from dashboard.common.view import maps
 
 _HASH = {Source: Source.key, DataSpec: DataSpec.key}
 
@@ -94,7 +95,7 @@ def view(spec: DataSpec, slot: str, width_px: int):
 def density(spec: DataSpec, slot: str, dots: bool = True) -> list:
     """The record-density context layers (all slots) where the slot has no hexagon of its own,
     built once per data set and slot; with ``dots`` when the map's hexagons are narrow
-    (:func:`dashboard.common.maps.needs_dots`)."""
+    (:func:`dashboard.common.view.maps.needs_dots`)."""
     return maps.density_layers(
         compute.cell_density(spec), dots=dots, under=base(spec, slot)["cell"].astype(str)
     )

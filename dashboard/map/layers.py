@@ -33,9 +33,9 @@ import pydeck as pdk
 from pydeck.bindings.json_tools import default_serialize
 
 from core.citywide.derived import TRUST_LABELS
-from dashboard.common import maps
-from dashboard.common.maps import PALETTE, LegendEntry
-from dashboard.common.units import Units
+from dashboard.common.source.units import Units
+from dashboard.common.view import maps
+from dashboard.common.view.maps import PALETTE, LegendEntry
 
 # Trust classes (core.citywide.derived.trust_classes): fill alpha and outline of each.
 WITHIN_COLOR = (42, 120, 142)  # the palette's teal: within target
@@ -193,7 +193,7 @@ def trust_scale() -> ColourScale:
 
 
 def auto_scale(values: np.ndarray, *, title: str) -> ColourScale:
-    """Quantile bins of the values shown (:func:`dashboard.common.maps.color_bins`)."""
+    """Quantile bins of the values shown (:func:`dashboard.common.view.maps.color_bins`)."""
     values = np.asarray(values, dtype=float)
     _, legend = maps.color_bins(values)
     if not legend:

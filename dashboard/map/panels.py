@@ -25,9 +25,11 @@ import streamlit as st
 from core.citywide.derived import TRUST_LABELS
 from core.citywide.errors import hexagon_geojson
 from core.mechanisms import get_mechanism
-from dashboard.common import compute, downloads, maps, shown, state, ui, units
-from dashboard.common.compute import DataSpec
-from dashboard.common.selection import picked_row, select_hat
+from dashboard.common.session import shown, state
+from dashboard.common.session.selection import picked_row, select_hat
+from dashboard.common.source import compute, units
+from dashboard.common.source.compute import DataSpec
+from dashboard.common.view import downloads, maps, ui
 from dashboard.map import charts, layers
 from dashboard.map import compute as mc
 from dashboard.map import state as ms

@@ -2,8 +2,8 @@
 (``core.publish``) and reading the ledger back.
 
 Thin and nothing mathematical. Cached functions take parameters (a
-:class:`~dashboard.common.compute.DataSpec`, the selection, ε, a seed) as their key; publishing
-and the ledger are never cached (the ledger changes, and a publication is an action).
+:class:`~dashboard.common.source.compute.DataSpec`, the selection, ε, a seed) as their key;
+publishing and the ledger are never cached (the ledger changes, and a publication is an action).
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ from core.mechanisms import release as simulate_release
 from core.postprocess import clamp_mean, clamp_variance
 from core.publish import Ledger, batch, city, files, single
 from core.publish.records import LedgerEntry
-from dashboard.common import compute
-from dashboard.common.compute import DataSpec, Source
+from dashboard.common.source import compute
+from dashboard.common.source.compute import DataSpec, Source
 
 _HASH = {Source: Source.key, DataSpec: DataSpec.key}
 GRID = "grid-laplace"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from dashboard.common.columns import detect_columns, detect_noun, detect_unit
+from dashboard.common.source.columns import detect_columns, detect_noun, detect_unit
 
 
 def test_defaults_detected():

@@ -1,4 +1,4 @@
-"""The operator's data directory: listing and resolving names (dashboard.common.datadir)."""
+"""The operator's data directory: listing and resolving names (dashboard.common.source.datadir)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from core.errors import HexplorerError
-from dashboard.common import datadir
+from dashboard.common.source import datadir
 
 
 @pytest.fixture

@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 
 from core.data import ColumnMap, PrepConfig, load_demo, prepare
-from dashboard.common import compute, democache
+from dashboard.common.source import compute, democache
 
 
 @pytest.fixture

@@ -7,10 +7,10 @@ import io
 import pandas as pd
 import pytest
 
-from dashboard.common import downloads
-from dashboard.common.compute import DataSpec, Source
-from dashboard.common.downloads import PROVENANCE_COLUMNS, Provenance
-from dashboard.common.units import Units
+from dashboard.common.source.compute import DataSpec, Source
+from dashboard.common.source.units import Units
+from dashboard.common.view import downloads
+from dashboard.common.view.downloads import PROVENANCE_COLUMNS, Provenance
 
 
 def _spec(payload: bytes = b"a,b\n1,2\n", upper: float = 65.0, resolution: int = 7) -> DataSpec:

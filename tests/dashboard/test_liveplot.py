@@ -9,7 +9,7 @@ from pathlib import Path
 from starlette.requests import Request
 from streamlit.testing.v1 import AppTest
 
-from dashboard.common import liveplot
+from dashboard.common.view import liveplot
 
 
 def test_the_route_serves_the_installed_plotly_js():
@@ -28,7 +28,7 @@ def test_the_route_serves_the_installed_plotly_js():
 def _page():
     import plotly.graph_objects as go
 
-    from dashboard.common import ui
+    from dashboard.common.view import ui
 
     ui.chart(go.Figure(go.Scatter(x=[1, 2], y=[3, 4])), key="k", live=True)
 

@@ -15,8 +15,9 @@ import pytest
 from core.citywide import derived, errors
 from core.citywide.gridset import busiest_slot, grid_set
 from core.data import load_demo, prepare
-from dashboard.common import maps, selection
-from dashboard.common.units import Units
+from dashboard.common.session import selection
+from dashboard.common.source.units import Units
+from dashboard.common.view import maps
 from dashboard.map import charts, layers
 
 U = 65.0

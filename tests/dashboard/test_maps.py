@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dashboard.common import maps
+from dashboard.common.view import maps
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""Figures remembered by their inputs' contents (dashboard.common.memo)."""
+"""Figures remembered by their inputs' contents (dashboard.hexagon.memo)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import dataclasses
 import numpy as np
 import pandas as pd
 
-from dashboard.common import memo
-from dashboard.common.units import Units
+from dashboard.common.source.units import Units
+from dashboard.hexagon import memo
 from dashboard.hexagon.charts import ReleaseSet
 
 

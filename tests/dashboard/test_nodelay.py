@@ -1,4 +1,4 @@
-"""Nagle's algorithm off for the server's connections (dashboard.common.nodelay, app.py's
+"""Nagle's algorithm off for the server's connections (dashboard.server.nodelay, app.py's
 lifespan): a connection accepted through asyncio from a socket bound as Streamlit binds it."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from dashboard.common import nodelay
+from dashboard.server import nodelay
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -133,7 +133,7 @@ def test_app_py_serves_with_nagle_off():
         import asyncio, socket, sys
         sys.path.insert(0, sys.argv[1])
         sys.path.insert(0, sys.argv[2])
-        from dashboard import warmup
+        from dashboard.server import warmup
         warmup.warm = lambda: None  # the demo city is not what this checks
         import app
         from test_nodelay import accepted_nodelay, streamlit_like_listener

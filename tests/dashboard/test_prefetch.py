@@ -1,4 +1,4 @@
-"""The page links the map's code (dashboard.common.prefetch.ModulePreload, app.py's middleware)."""
+"""The page links the map's code (dashboard.server.prefetch.ModulePreload, app.py's middleware)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from dashboard.common import prefetch
+from dashboard.server import prefetch
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -148,6 +148,6 @@ def test_the_map_pages_are_the_apps_default_page_and_whole_city():
         for node in tree.body
         if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", "") == "PAGES"
     ]
-    paths = {title: Path(path).stem for path, title, _icon in pages}
+    paths = {title: url_path for _path, url_path, title, _icon in pages}
     assert paths["Map"] == "hexagon_map"  # the default page (app.py), served at the root: ""
     assert prefetch.MAP_PAGES == ("", paths["Whole city"])

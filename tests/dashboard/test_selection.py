@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import dataclasses
 
-from dashboard.common import state
-from dashboard.common.compute import DataSpec, Source
-from dashboard.common.selection import picked_row
+from dashboard.common.session import state
+from dashboard.common.session.selection import picked_row
+from dashboard.common.source.compute import DataSpec, Source
 
 
 def test_picked_row_reads_the_hexagon_layer_only():

@@ -1,10 +1,11 @@
-"""dashboard.common.url: the query string <-> session state mapping (no Streamlit run needed)."""
+"""dashboard.common.session.url: the query string <-> session state mapping (no Streamlit run
+needed)."""
 
 from __future__ import annotations
 
 import pytest
 
-from dashboard.common import state, url
+from dashboard.common.session import state, url
 
 HAT = "8742d9d69ffffff/2024-03-05T15:00"
 

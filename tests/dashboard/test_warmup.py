@@ -8,10 +8,10 @@ from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
-from dashboard import warmup
-from dashboard.common import state
-from dashboard.common.compute import DataSpec
+from dashboard.common.session import state
 from dashboard.common.sidebar import default_spec
+from dashboard.common.source.compute import DataSpec
+from dashboard.server import warmup
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -34,7 +34,7 @@ def test_default_spec_follows_the_defaults(monkeypatch):
 
 def test_warm_computes_what_a_new_visitors_first_map_asks_for(monkeypatch):
     from core.data import busiest_slot
-    from dashboard.common import compute
+    from dashboard.common.source import compute
 
     asked = []
     for name in ("report", "hats", "slot_cells", "cell_density"):
@@ -60,7 +60,7 @@ def test_warm_also_pays_the_first_runs_costs_and_the_derived_panels_base(monkeyp
     """Besides the first map: Streamlit's first-run costs and the base of the Map's
     derived-mean panel (under the map), for the same slot."""
     from core.data import busiest_slot
-    from dashboard.common import compute
+    from dashboard.common.source import compute
     from dashboard.map import compute as map_compute
 
     done = []

@@ -1,4 +1,4 @@
-"""dashboard.report.build: a self-contained HTML report, tested as data (no Streamlit)."""
+"""dashboard.common.report.build: a self-contained HTML report, tested as data (no Streamlit)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import re
 import plotly.graph_objects as go
 import pytest
 
-from dashboard.report import build
-from dashboard.report.build import Report, build_html
+from dashboard.common.report import build
+from dashboard.common.report.build import Report, build_html
 
 
 def _report(**kw) -> Report:

@@ -1,4 +1,4 @@
-"""dashboard.report.code: the generated commands and snippet run and give core's numbers."""
+"""dashboard.common.report.code: the generated commands and snippet run and give core's numbers."""
 
 from __future__ import annotations
 
@@ -15,9 +15,9 @@ import pytest
 from core import worstcase
 from core.data import hat_data, hat_table, load_demo, prepare
 from core.mechanisms import MECHANISMS, release
-from dashboard.common.compute import rng_for
-from dashboard.report import code
-from dashboard.report.code import View, cli_commands, python_snippet
+from dashboard.common.report import code
+from dashboard.common.report.code import View, cli_commands, python_snippet
+from dashboard.common.source.compute import rng_for
 
 ROOT = Path(__file__).resolve().parents[3]
 

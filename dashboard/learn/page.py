@@ -1,7 +1,7 @@
 """Learn page: short explanations, with formulas, of the controls and charts.
 
 The longer texts (error models, post-processing, glossary, papers) live in
-``dashboard/lessons/learn_text.py``; every concept links to the lesson or chart that shows it.
+``dashboard/learn/text.py``; every concept links to the lesson or chart that shows it.
 """
 
 from __future__ import annotations
@@ -12,9 +12,11 @@ import streamlit as st
 
 from core.mechanisms import MECHANISMS
 from core.mechanisms import docs as mechanism_docs
-from dashboard.common import state, ui, units
-from dashboard.common.figures import mechanism_legend
-from dashboard.lessons import learn_text as text
+from dashboard.common.session import state
+from dashboard.common.source import units
+from dashboard.common.view import ui
+from dashboard.common.view.figures import mechanism_legend
+from dashboard.learn import text as text
 
 state.init()  # keep the other pages' settings while this page is shown
 u = units.current()
@@ -222,7 +224,7 @@ st.markdown(text.post_processing(u))
 
 # The Whole-city page keeps its text beside it, as markdown.
 st.header("Many grids at once: the whole city", anchor="city")
-_CITY = (Path(__file__).resolve().parents[1] / "city" / "learn.md").read_text(encoding="utf-8")
+_CITY = (Path(__file__).resolve().parent / "city.md").read_text(encoding="utf-8")
 st.markdown(_CITY.split("\n", 1)[1] if _CITY.startswith("## ") else _CITY)
 _see(text.CITY_PAGE, "Whole city: every grid at once, the three accountings and CHOP-USER")
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from dashboard.common import compute, downloads, ui, units
 from dashboard.common.sidebar import in_use_caption, require_data
+from dashboard.common.source import compute, units
+from dashboard.common.view import downloads, ui
 
 st.title("Data")
 spec = require_data()

@@ -20,16 +20,18 @@ import streamlit as st
 
 from core import plan
 from core.mechanisms import MECHANISMS, get_rule
-from dashboard.common import compute, downloads, memo, shown, state, ui, url
-from dashboard.common import glossary as g
-from dashboard.common.compute import DataSpec
-from dashboard.common.selection import current_hat, hat_label, select_hat
+from dashboard.common.report.panel import one_hexagon_panel
+from dashboard.common.session import shown, state, url
+from dashboard.common.session.selection import current_hat, hat_label, select_hat
 from dashboard.common.sidebar import require_data
-from dashboard.common.units import Units, current
-from dashboard.hexagon import charts, readouts
+from dashboard.common.source import compute
+from dashboard.common.source.compute import DataSpec
+from dashboard.common.source.units import Units, current
+from dashboard.common.view import downloads, ui
+from dashboard.hexagon import charts, memo, readouts
 from dashboard.hexagon import compute as hx
+from dashboard.hexagon import glossary as g
 from dashboard.hexagon import state as hs
-from dashboard.report.panel import one_hexagon_panel
 
 MAX_HAT_OPTIONS = 500
 PRESENTER_FONT = 17
@@ -644,7 +646,7 @@ def view(spec: DataSpec) -> None:
 
         one_hexagon_panel(
             spec, hat, within=within, raw=raw
-        )  # code for this view and the HTML report (dashboard/report)
+        )  # code for this view and the HTML report (dashboard/common/report)
     url.write()  # a fragment rerun skips app.py's write: keep the URL on the view shown
 
 

@@ -21,7 +21,7 @@ Measured in Chromium on the demo city (``bench/bench_browser.py``; the early run
 interleaved starts, first map 2.18 s against 2.26 s and 2.18 s against 2.25 s median). Tried and not kept:
 preloading every element's module of the Map page made the first map later (they compete with
 Streamlit's own start). The early run had made no clear difference while each module took
-about 40 ms to arrive (see :mod:`dashboard.common.nodelay`).
+about 40 ms to arrive (see :mod:`dashboard.server.nodelay`).
 
 The module is Streamlit's, found by name in the installed package (its file name carries a
 content hash) and linked relative to the page, as Streamlit links its own entry module, so
@@ -48,7 +48,7 @@ STYLES = ("DeckGlJsonChart.*.css",)
 """Streamlit's style sheet of ``st.pydeck_chart``."""
 MAP_PAGES = ("", "city")
 """The last part of the URL path of the pages that open with a map: the Map (the app's
-default page, at its root) and Whole city (``dashboard/pages/city.py``)."""
+default page, at its root) and Whole city (``dashboard/city/page.py``)."""
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]

@@ -139,10 +139,10 @@ def legend_html(entries: Sequence, *, title: str) -> str:
     """The map legend as HTML: the title, then a strip of coloured boxes low to high, each box
     labelled with its value range (the same boxes as :func:`legend_bar`, without plotly).
 
-    ``entries`` are :class:`dashboard.common.maps.LegendEntry` (label, color). Text is escaped;
+    ``entries`` are :class:`dashboard.common.view.maps.LegendEntry` (label, color). Text is escaped;
     each label is black or white, whichever reads on its colour.
 
-    >>> from dashboard.common.maps import LegendEntry
+    >>> from dashboard.common.view.maps import LegendEntry
     >>> out = legend_html([LegendEntry(label="1 – 2", color=(68, 1, 84), low=1, high=2)],
     ...                   title="records <all>")
     >>> "records &lt;all&gt;" in out, "background:rgb(68,1,84)" in out, "color:#FFFFFF" in out
@@ -168,7 +168,7 @@ def legend_html(entries: Sequence, *, title: str) -> str:
 def mechanism_legend(names: Sequence[str], *, title: str = "Mechanism colours") -> go.Figure:
     """Each mechanism's fixed colour, as a column of labelled boxes (one bar trace per name, in
     the order given: the registry's for the Learn page)."""
-    from dashboard.common.colours import mechanism_colour
+    from dashboard.common.view.colours import mechanism_colour
 
     data = [
         go.Bar(

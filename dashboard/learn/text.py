@@ -1,7 +1,7 @@
 """The Learn page's words: the papers, the two error models, post-processing and the glossary.
 
-Plain functions of the data's :class:`~dashboard.common.units.Units` returning markdown, so the
-page stays thin and the texts can be tested without Streamlit. Papers are cited by number
+Plain functions of the data's :class:`~dashboard.common.source.units.Units` returning markdown, so
+the page stays thin and the texts can be tested without Streamlit. Papers are cited by number
 ([1]–[5], then the others), by title and author.
 """
 
@@ -11,12 +11,12 @@ import re
 from dataclasses import dataclass
 
 from core.references import references_markdown
-from dashboard.common.units import Units
+from dashboard.common.source.units import Units
 
-LESSON_PAGE = "dashboard/pages/lesson.py"
-ONE_HEXAGON_PAGE = "dashboard/pages/one_hexagon.py"
-CITY_PAGE = "dashboard/pages/city.py"
-MAP_PAGE = "dashboard/pages/hexagon_map.py"
+LESSON_PAGE = "dashboard/lessons/page.py"
+ONE_HEXAGON_PAGE = "dashboard/hexagon/page.py"
+CITY_PAGE = "dashboard/city/page.py"
+MAP_PAGE = "dashboard/map/page.py"
 
 
 _FILE_REFS = {"000": "[1]", "001": "[2]", "002": "[3]", "003": "[4]", "004": "[5]"}

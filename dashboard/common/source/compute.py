@@ -35,7 +35,7 @@ from core.data.summaries import is_summaries, read_metadata, read_summaries
 from core.errors import HexplorerError
 from core.hat import HatData
 from core.mechanisms import get_mechanism, mechanism_rng
-from dashboard.common import datadir, democache, limits
+from dashboard.common.source import datadir, democache, limits
 
 
 @dataclass(frozen=True, kw_only=True, eq=False)
@@ -147,7 +147,8 @@ def table_columns(source: Source) -> list[str]:
 
 def _server_path(source: Source):
     """A "path" source's file, resolved again inside the operator's data directory (never a
-    path a visitor typed); refused like a missing file otherwise (dashboard.common.datadir)."""
+    path a visitor typed); refused like a missing file otherwise
+    (dashboard.common.source.datadir)."""
     root = datadir.configured_dir()
     if root is None:
         raise datadir.not_found(source.name)
@@ -179,7 +180,7 @@ def summaries_columns(source: Source) -> tuple[str, str, str, str, str] | None:
 
 @_cache(max_entries=6)
 def prepared(spec: DataSpec) -> Prepared:
-    """``core.data.prepare`` (demo, kept on disk by :mod:`dashboard.common.democache`),
+    """``core.data.prepare`` (demo, kept on disk by :mod:`dashboard.common.source.democache`),
     ``prepare_file`` (upload, path) or a summaries file read as it is. Raises HexplorerError."""
     columns, config = spec.column_map(), spec.config()
     if spec.source.kind == "demo":

@@ -1,8 +1,9 @@
 """What the current run of a page has shown: its figures and read-outs, for the report.
 
-``app.py`` calls :func:`reset` before a page runs; :func:`dashboard.common.ui.chart` records each
-figure it draws (:func:`add_figure`); a page may record a plain-language read-out with
-:func:`add_text`. The report (``dashboard/report``) then hands out exactly what was on screen.
+``app.py`` calls :func:`reset` before a page runs; :func:`dashboard.common.view.ui.chart` records
+each figure it draws (:func:`add_figure`); a page may record a plain-language read-out with
+:func:`add_text`. The report (``dashboard/common/report``) then hands out exactly what was on
+screen.
 
 Kept per script thread for one run only (Streamlit runs each session's script on its own thread),
 never in session state: these are results, not parameters.

@@ -12,13 +12,15 @@ import streamlit as st
 
 from core import lessons as core_lessons
 from core.mechanisms import MECHANISMS
-from dashboard.common import compute, downloads, state, ui, units
-from dashboard.common.selection import current_hat
+from dashboard.common.report.panel import page_report_button
+from dashboard.common.session import state
+from dashboard.common.session.selection import current_hat
 from dashboard.common.sidebar import require_data
+from dashboard.common.source import compute, units
+from dashboard.common.view import downloads, ui
 from dashboard.lessons import charts
 from dashboard.lessons import compute as lesson_compute
 from dashboard.lessons import state as ls
-from dashboard.report.panel import page_report_button
 
 MAX_USERS = 300
 

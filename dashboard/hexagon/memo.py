@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from dashboard.common import limits
+from dashboard.common.source import limits
 
 
 class _NotDigestible(TypeError):

@@ -1,8 +1,8 @@
 """The report's and the code's place on a page: a download button and a "code for this view" panel.
 
 Pages call :func:`one_hexagon_panel` (One hexagon) or :func:`report_button` (any page). The
-figures are those the page drew in this run (:mod:`dashboard.common.shown`); the HTML is built
-only when the button is clicked (a deferred download), so a rerun pays nothing for it. The
+figures are those the page drew in this run (:mod:`dashboard.common.session.shown`); the HTML is
+built only when the button is clicked (a deferred download), so a rerun pays nothing for it. The
 deferred builder runs outside the script thread: it gets plain values captured during the run
 and calls core, never ``st.*``.
 """
@@ -19,10 +19,12 @@ from core import worstcase
 from core.errors import NotApplicableError
 from core.hat import HatData
 from core.mechanisms import MECHANISMS, run_mechanism
-from dashboard.common import compute, downloads, shown, state, units, url
-from dashboard.common.compute import DataSpec
-from dashboard.report.build import Report, build_html
-from dashboard.report.code import View, cli_commands, python_snippet
+from dashboard.common.report.build import Report, build_html
+from dashboard.common.report.code import View, cli_commands, python_snippet
+from dashboard.common.session import shown, state, url
+from dashboard.common.source import compute, units
+from dashboard.common.source.compute import DataSpec
+from dashboard.common.view import downloads
 
 CAPTIONS = {
     "histogram": "Records per user, with m_UB and each mechanism's default marked",

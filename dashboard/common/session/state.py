@@ -16,7 +16,7 @@ from typing import Any
 import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
-from dashboard.common import units
+from dashboard.common.source import units
 
 # --- Data (sidebar) -------------------------------------------------------------------------
 SOURCE = "data_source"  # "demo" | "upload" | "path"

@@ -12,8 +12,9 @@ import pandas as pd
 import streamlit as st
 
 from core.data import busiest_hat
-from dashboard.common import compute, state
-from dashboard.common.compute import DataSpec
+from dashboard.common.session import state
+from dashboard.common.source import compute
+from dashboard.common.source.compute import DataSpec
 
 
 def hat_label(row: pd.Series | dict, users_noun: str = "buses") -> str:

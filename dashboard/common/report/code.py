@@ -3,8 +3,8 @@
 As OpenDP's DP Wizard does, the app writes the code a user would write to get the same numbers
 without the app: the data preparation, the hexagon-hour, the worst-case error at (ε, m_UB) and at
 m^(ε), and one simulated release per mechanism drawn from the same seed streams as the page
-(:func:`dashboard.common.compute.rng_for`). The snippet prints JSON; a test runs it and compares
-its output with the page.
+(:func:`dashboard.common.source.compute.rng_for`). The snippet prints JSON; a test runs it and
+compares its output with the page.
 
 The command line draws its simulated releases from ``numpy.random.default_rng(seed)``, not from
 the page's per-mechanism streams, so its releases differ from the page's (its worst-case numbers
@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from core.data import ColumnMap
 from core.mechanisms import MECHANISMS
-from dashboard.common.compute import RNG_STREAMS
+from dashboard.common.source.compute import RNG_STREAMS
 
 
 @dataclass(frozen=True, kw_only=True)

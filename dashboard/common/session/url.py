@@ -46,7 +46,7 @@ import streamlit as st
 
 from core.data import HOUR_OF_DAY
 from core.mechanisms import MECHANISMS
-from dashboard.common import state
+from dashboard.common.session import state
 
 # Session-state keys this module owns.
 LOADED = "url_loaded"  # the link was read for this session

@@ -2,7 +2,7 @@
 
 A fresh ``streamlit run`` used to leave everything to its first visitor: importing pandas,
 pydeck and the dashboard's modules (about 1.3 s on a small machine), reading the demo city from
-the disk cache (:mod:`dashboard.common.democache`) and computing its HATs and the first map's
+the disk cache (:mod:`dashboard.common.source.democache`) and computing its HATs and the first map's
 hexagons. :func:`lifespan` starts that work in a background thread as the server starts, so it
 overlaps with the browser loading Streamlit's page; a visitor who arrives before it ends waits
 only for the rest (Python's import lock and Streamlit's per-key cache locks see to that).
@@ -34,8 +34,9 @@ _LOGGER = logging.getLogger(__name__)
 def warm() -> None:
     """Import what the pages use and compute the demo city's first map (cached)."""
     from core.data import busiest_slot
-    from dashboard.common import compute, shown, url  # noqa: F401  (app.py's run)
+    from dashboard.common.session import shown, url  # noqa: F401  (app.py's run)
     from dashboard.common.sidebar import default_spec
+    from dashboard.common.source import compute
     from dashboard.map import compute as map_compute
     from dashboard.map import panels  # noqa: F401  (pydeck, the Map's builders)
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import streamlit as st
 
 from core.experiments import CATALOGUE, get_experiment
-from dashboard.common import ui
+from dashboard.common.view import ui
 from dashboard.experiments import charts
 from dashboard.experiments import compute as exp_compute
 from dashboard.experiments import state as es

@@ -13,10 +13,11 @@ import streamlit as st
 from core.mechanisms import MECHANISMS
 from core.publish import BudgetExceeded
 from core.publish.city import ACCOUNTINGS
-from dashboard.common import compute as common_compute
-from dashboard.common import ui, units
-from dashboard.common.selection import current_slot
+from dashboard.common.session.selection import current_slot
 from dashboard.common.sidebar import require_data
+from dashboard.common.source import compute as common_compute
+from dashboard.common.source import units
+from dashboard.common.view import ui
 from dashboard.publish import charts, compute
 from dashboard.publish import state as ps
 

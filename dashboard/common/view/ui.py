@@ -11,12 +11,13 @@ import streamlit as st
 from streamlit.errors import StreamlitAPIException
 
 from core.errors import HexplorerError
-from dashboard.common import downloads, figures, liveplot, shown
-from dashboard.common.downloads import Provenance
-from dashboard.common.figures import PNG_CONFIG
-from dashboard.common.units import Units
+from dashboard.common.session import shown
+from dashboard.common.source.units import Units
+from dashboard.common.view import downloads, figures, liveplot
+from dashboard.common.view.downloads import Provenance
+from dashboard.common.view.figures import PNG_CONFIG
 
-LEARN_PAGE = "dashboard/pages/learn.py"
+LEARN_PAGE = "dashboard/learn/page.py"
 
 
 def workbench_note(u: Units | None = None) -> str:
@@ -42,7 +43,7 @@ def table(
     """Show a table and a button that downloads it as CSV (the CSV is made when clicked).
 
     With ``provenance`` (every table computed from data should pass one) the CSV carries the
-    provenance columns and a file name saying what it is (:mod:`dashboard.common.downloads`);
+    provenance columns and a file name saying what it is (:mod:`dashboard.common.view.downloads`);
     without, it is ``name``.csv as shown.
     """
     st.dataframe(df, hide_index=hide_index, height=height if height is not None else "auto")
@@ -94,7 +95,7 @@ def csv_maker(df: pd.DataFrame, provenance: Provenance | None = None) -> Callabl
 
 def chart(fig: go.Figure, *, key: str, live: bool = False) -> None:
     """Show a plotly figure with the modebar's PNG export kept. ``live``: a chart a slider
-    moves on every step, updated in place (:mod:`dashboard.common.liveplot`) rather than
+    moves on every step, updated in place (:mod:`dashboard.common.view.liveplot`) rather than
     rebuilt by the browser."""
     if live:
         liveplot.chart(fig, key=f"chart_{key}", config=PNG_CONFIG)
@@ -104,7 +105,7 @@ def chart(fig: go.Figure, *, key: str, live: bool = False) -> None:
 
 
 def legend(entries, *, title: str, key: str) -> None:
-    """A map legend (:func:`dashboard.common.figures.legend_html`) in a container keyed
+    """A map legend (:func:`dashboard.common.view.figures.legend_html`) in a container keyed
     ``legend_<key>``; plain HTML, so a page with a map needs no plotly.js."""
     with st.container(key=f"legend_{key}"):
         st.html(figures.legend_html(entries, title=title))

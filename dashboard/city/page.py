@@ -13,10 +13,12 @@ from core.mechanisms import get_mechanism
 from dashboard.city import charts as city_charts
 from dashboard.city import compute as city_compute
 from dashboard.city import state as cs
-from dashboard.common import compute, downloads, figures, maps, state, ui, units
-from dashboard.common import units as unit_names
-from dashboard.common.selection import current_slot, select_slot
+from dashboard.common.session import state
+from dashboard.common.session.selection import current_slot, select_slot
 from dashboard.common.sidebar import require_data
+from dashboard.common.source import compute, units
+from dashboard.common.source import units as unit_names
+from dashboard.common.view import downloads, figures, maps, ui
 
 MODE_LABELS = {"slot": "all hexagons of one slot", "day": "all HATs of one day"}
 STAT_LABELS = {"mean": "means", "var": "variances"}

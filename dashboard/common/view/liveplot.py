@@ -9,7 +9,7 @@ already on the page with ``Plotly.react`` (what Plotly recommends for updates).
 
 The component loads plotly.js from the server itself (the file the plotly package ships, served
 by ``app.py``'s ``st.App`` at :data:`ROUTE`), so it works offline. Where that route is not
-served — ``AppTest``, or a page run on its own with ``streamlit run dashboard/pages/…`` —
+served — ``AppTest``, or a page run on its own with ``streamlit run dashboard/map/page.py`` —
 :func:`chart` falls back to ``st.plotly_chart``; :func:`enable` is what ``app.py`` calls when it
 serves the route.
 

@@ -9,7 +9,7 @@ columns that hold speeds, and :func:`file_name` builds a name such as
 ``hexplorer_releases_demo-city_8a2b43c9d0e1_872830828ffffff-2024-03-05T1500_eps1_seed0.csv``.
 
 No st.* calls: the page builds a :class:`Provenance` (:func:`provenance` from the data in use)
-and passes it to :func:`dashboard.common.ui.table`.
+and passes it to :func:`dashboard.common.view.ui.table`.
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from core.version import software_version
-from dashboard.common.compute import DataSpec
-from dashboard.common.units import Units
+from dashboard.common.source.compute import DataSpec
+from dashboard.common.source.units import Units
 
 VERSION = software_version()
 

@@ -1,7 +1,7 @@
 """Map page: every hexagon of one timeslot, coloured by records, users, true mean — or by its
 error at ε, within target, one noisy release; two settings side by side; a derived mean's cost.
 
-The slot is the selected HAT's slot (:mod:`dashboard.common.selection`), so the Map, One
+The slot is the selected HAT's slot (:mod:`dashboard.common.session.selection`), so the Map, One
 hexagon and Whole city open on the same hexagon-hour; ε, the mechanism and the target are the
 shared ones (:mod:`dashboard.map.state`). The views live in :mod:`dashboard.map.panels`.
 """
@@ -10,13 +10,15 @@ from __future__ import annotations
 
 import streamlit as st
 
-from dashboard.common import compute, downloads, state, ui, units
-from dashboard.common.selection import current_hat, current_slot, select_hat, select_slot
+from dashboard.common.report.build import Report
+from dashboard.common.report.panel import report_button
+from dashboard.common.session import state
+from dashboard.common.session.selection import current_hat, current_slot, select_hat, select_slot
 from dashboard.common.sidebar import require_data
+from dashboard.common.source import compute, units
+from dashboard.common.view import downloads, ui
 from dashboard.map import panels as map_panels
 from dashboard.map import state as ms
-from dashboard.report.build import Report
-from dashboard.report.panel import report_button
 
 
 def _report(*, title, parameters, figure, texts, file_name) -> None:
