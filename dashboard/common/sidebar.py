@@ -22,8 +22,9 @@ import streamlit as st
 
 from core.data import HOUR_OF_DAY
 from core.errors import HexplorerError
+from dashboard.common.markdown import escape
 from dashboard.common.session import state
-from dashboard.common.source import compute, datadir, limits, units
+from dashboard.common.source import compute, datadir, limits, units, uploads
 from dashboard.common.source.columns import detect_columns, detect_noun, detect_unit
 from dashboard.common.source.compute import DataSpec, Source
 
@@ -103,21 +104,22 @@ def _source_widget() -> tuple[Source | None, str | None]:
     limit = upload_limit_mb()
     note = (
         f"Uploads: CSV or Parquet up to {limit} MB. A file that would need more than "
-        f"{limits.memory_budget_mb():,} MB of memory once read is refused."
+        f"{limits.memory_budget_mb():,} MB of memory once read is refused, and so is an upload "
+        f"while all visitors' uploads need {limits.uploads_budget_mb():,} MB; an upload unused "
+        f"for {limits.UPLOAD_IDLE_S // 60} minutes is released."
     )
     if root is not None:
         note += " Larger files: ask the operator to put them in the server's data directory."
     st.caption(note)
     kind = ss[state.SOURCE]
     if kind == "upload":
-        upload = st.file_uploader(
+        upload = st.file_uploader(  # no type=: uploads.check_name says why in one line
             f"CSV or Parquet, up to {limit} MB",
-            type=["csv", "parquet", "pq", "tsv", "txt"],
             key=state.UPLOAD,
             help=HELP["source"],
             on_change=_on_upload_change,
         )
-        return _kept_upload(upload), None
+        return _kept_upload(upload)
     if kind == "path" and root is not None:
         files = datadir.list_files(root)
         if ss.get(state.PATH) not in files:
@@ -147,37 +149,61 @@ def _on_upload_change() -> None:
     """The user removed the file from the uploader: forget the kept copy too."""
     if st.session_state.get(state.UPLOAD) is None:
         st.session_state[state.UPLOADED] = None
+        uploads.drop(_session_token())
 
 
-def _kept_upload(upload) -> Source | None:
-    """The uploaded file as a Source: the one in the uploader (kept in the session, keyed by
-    content), or the kept copy when the uploader is empty because another page ran."""
+def _session_token() -> str:
+    """This session's key in the server's upload store (Streamlit's session id, whose
+    uploader files the store releases with it)."""
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    ctx = get_script_run_ctx()
+    return ctx.session_id if ctx is not None else "no-session"
+
+
+def _kept_upload(upload) -> tuple[Source | None, str | None]:
+    """The uploaded file as a Source: the one in the uploader (kept in the server's upload
+    store, :mod:`dashboard.common.source.uploads`, under its memory budget), or the kept copy
+    when the uploader is empty because another page ran; or None and a one-line error (a
+    name the app does not read, the server's budget, an upload released after being idle)."""
     ss = st.session_state
+    token = _session_token()
     kept = ss.get(state.UPLOADED)
     if upload is not None and (kept is None or kept.get("file_id") != upload.file_id):
-        payload = upload.getvalue()
-        kept = {
-            "name": upload.name,
-            "digest": hashlib.sha256(payload).hexdigest(),
-            "payload": payload,
-            "file_id": upload.file_id,
-        }
+        try:
+            uploads.check_name(upload.name)
+            payload = upload.getvalue()
+            digest = hashlib.sha256(payload).hexdigest()
+            uploads.put(token, upload.name, digest, payload)
+        except HexplorerError as exc:
+            return None, str(exc)
+        kept = {"name": upload.name, "digest": digest, "size": len(payload)}
+        kept["file_id"] = upload.file_id
         ss[state.UPLOADED] = kept
     if kept is None:
-        return None
+        return None, None
+    payload = uploads.payload(token, kept["digest"])
+    if payload is None:  # released after being idle
+        ss[state.UPLOADED] = None
+        applied = ss.get(state.APPLIED)
+        if applied and applied["source"].get("digest") == kept["digest"]:
+            ss[state.APPLIED] = None
+        return None, uploads.released_message(kept["name"])
     if upload is None:
-        size = len(kept["payload"]) / 1e6
         st.caption(
-            f"Kept for this session: **{kept['name']}** ({size:,.1f} MB). Upload another file "
-            "to replace it."
+            f"Kept for this session: **{escape(kept['name'])}** ({kept['size'] / 1e6:,.1f} MB). "
+            "Upload another file to replace it."
         )
-    return Source(kind="upload", name=kept["name"], digest=kept["digest"], payload=kept["payload"])
+    return Source(kind="upload", name=kept["name"], digest=kept["digest"], payload=payload), None
 
 
 def _column_widgets(source: Source) -> tuple[tuple[str, ...] | None, str | None, str | None]:
     """The chosen columns, or None with an error (unreadable file) or a prompt (a role no
     column name gave away)."""
-    stored = compute.summaries_columns(source)
+    try:
+        stored = compute.summaries_columns(source)
+    except HexplorerError as exc:  # broken summaries metadata: refused, as by the CLI
+        return None, str(exc), None
     if stored is not None:  # a summaries file: its columns were mapped when it was prepared
         st.caption("A summaries file (`hexplorer prepare`): its columns were mapped then.")
         return stored, None, None
@@ -207,7 +233,7 @@ def _column_widgets(source: Source) -> tuple[tuple[str, ...] | None, str | None,
             None,
             None,
             (
-                f"Choose the {', '.join(m.lower() for m in missing)} of '{source.name}' in the "
+                f"Choose the {', '.join(m.lower() for m in missing)} of '{escape(source.name)}' in the "
                 "sidebar (Columns): no column name gave it away."
             ),
         )
@@ -336,7 +362,7 @@ def in_use_caption(spec: DataSpec, u: units.Units) -> str:
     """'In use: **ships.csv** · U = 30 knots · resolution 7 · slot 1h · zeros dropped'."""
     zeros = "zeros kept" if spec.keep_zeros else "zeros dropped"
     return (
-        f"In use: **{spec.source.name}** · U = {spec.upper:g} {u.value} · "
+        f"In use: **{escape(spec.source.name)}** · U = {spec.upper:g} {u.value} · "
         f"resolution {spec.resolution} · slot {spec.slot} · {zeros}"
     )
 
@@ -350,10 +376,13 @@ def require_data() -> DataSpec:
         st.stop()
     if choice.error is not None:
         if choice.spec is not None:
-            msg = f"{choice.error.rstrip('.')} — still using **{choice.spec.source.name}**."
+            msg = (
+                f"{escape(choice.error.rstrip('.'))} — still using "
+                f"**{escape(choice.spec.source.name)}**."
+            )
             st.error(msg, icon=":material/error:")
         else:
-            st.error(choice.error, icon=":material/error:")
+            st.error(escape(choice.error), icon=":material/error:")
     if choice.spec is None:
         if choice.error is None:
             st.info("Choose a data source in the sidebar.")

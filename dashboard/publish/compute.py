@@ -25,6 +25,7 @@ from core.publish import Ledger, batch, city, files, single
 from core.publish.records import LedgerEntry
 from dashboard.common.source import compute
 from dashboard.common.source.compute import DataSpec, Source
+from dashboard.common.view import downloads
 
 _HASH = {Source: Source.key, DataSpec: DataSpec.key}
 GRID = "grid-laplace"
@@ -231,4 +232,4 @@ def recorded_table(book: Ledger, release_ids: list[str]) -> pd.DataFrame:
 
 def file_bytes(table: pd.DataFrame, suffix: str) -> bytes:
     """The table as a file to publish (``.csv``, ``.geojson`` or ``.parquet``)."""
-    return files.to_bytes(table, suffix)
+    return files.to_bytes(downloads.csv_safe(table) if suffix == ".csv" else table, suffix)
