@@ -102,6 +102,8 @@ def run(args: argparse.Namespace) -> Any:
         "rejected": report.n_rejected,
         "records": report.records,
         "duplicates": report.duplicates,
+        "ids_merged": report.ids_merged,
+        "ids_merged_into": report.ids_merged_into,
         "users": report.users,
         "hats": report.hats,
     }

@@ -20,7 +20,9 @@ bit to the default engine's on the same input:
 The data report is the default engine's too. Each batch's report row carries its counts, its
 first rejected rows, its time-zone offsets and, per kept record, a 64-bit row hash goes along
 with the record: repeated rows are counted over the whole input by a Spark ``distinct`` on the
-hashes (a repeat may sit in another partition). The rejected examples get their row positions
+hashes (a repeat may sit in another partition); the ids canonicalisation merged
+(:mod:`core.data.ids`, run by the per-record code) are counted by a Spark ``groupBy`` over each
+batch's distinct (id, spelling) hashes. The rejected examples get their row positions
 when the input is one file (its splits are read in file order, so the position is the rows of
 the batches before plus the row within the batch); for a folder of files or a URL, ``row`` is
 None. Time-zone-aware Parquet timestamps, which Spark reads as instants, are turned back into
