@@ -147,9 +147,12 @@ def _source_widget() -> tuple[Source | None, str | None]:
 
 def _on_upload_change() -> None:
     """The user removed the file from the uploader: forget the kept copy too."""
-    if st.session_state.get(state.UPLOAD) is None:
-        st.session_state[state.UPLOADED] = None
-        uploads.drop(_session_token())
+    ss = st.session_state
+    if ss.get(state.UPLOAD) is None:
+        applied = ss.get(state.APPLIED)
+        ss[state.UPLOADED] = None
+        in_use = (applied["source"]["digest"],) if applied else ()
+        uploads.drop(_session_token(), keep=in_use)  # the data in use keeps its bytes
 
 
 def _session_token() -> str:
@@ -174,7 +177,9 @@ def _kept_upload(upload) -> tuple[Source | None, str | None]:
             uploads.check_name(upload.name)
             payload = upload.getvalue()
             digest = hashlib.sha256(payload).hexdigest()
-            uploads.put(token, upload.name, digest, payload)
+            applied = ss.get(state.APPLIED) or {}
+            in_use = (applied["source"]["digest"],) if applied.get("source") else ()
+            uploads.put(token, upload.name, digest, payload, keep=in_use)
         except HexplorerError as exc:
             return None, str(exc)
         kept = {"name": upload.name, "digest": digest, "size": len(payload)}
@@ -335,7 +340,12 @@ def data_sidebar() -> DataChoice:
                 error = f"Could not use '{source.name}': {exc}"
             else:
                 ss[state.APPLIED] = candidate.to_state()
+                uploads.drop(_session_token(), keep=(source.digest,))  # the data in use only
         applied = DataSpec.from_state(ss[state.APPLIED]) if ss[state.APPLIED] is not None else None
+        if applied is not None and applied.source.kind == "upload":
+            if uploads.by_digest(applied.source.digest) is None:  # released after being idle
+                error = error or uploads.released_message(applied.source.name)
+                applied = ss[state.APPLIED] = None
         if applied is not None:
             st.caption(in_use_caption(applied, units.current()))
     return DataChoice(spec=applied, error=error, pending=pending)

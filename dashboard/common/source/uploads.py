@@ -38,7 +38,7 @@ class _Entry:
 
 
 _lock = threading.Lock()
-_store: dict[str, _Entry] = {}
+_store: dict[tuple[str, str], _Entry] = {}  # (session, digest): the uploader's and the applied
 
 
 def check_name(name: str) -> None:
@@ -73,15 +73,29 @@ def need_of(name: str, payload: bytes) -> int:
         return len(payload)
 
 
-def put(token: str, name: str, digest: str, payload: bytes, *, now: float | None = None) -> None:
-    """Keep ``payload`` as the upload of session ``token`` (replacing its previous one), or
-    raise :class:`HexplorerError` if the uploads of all sessions would pass the budget."""
+def put(
+    token: str,
+    name: str,
+    digest: str,
+    payload: bytes,
+    *,
+    keep: tuple[str, ...] = (),
+    now: float | None = None,
+) -> None:
+    """Keep ``payload`` as an upload of session ``token``, dropping the session's others but
+    those whose digest is in ``keep`` (the data in use), or raise :class:`HexplorerError` if
+    the uploads of all sessions would pass the budget."""
     now = time.monotonic() if now is None else now
     need = need_of(name, payload)
     budget = limits.uploads_budget_mb() * 2**20
     with _lock:
         _release_idle(now)
-        others = sum(e.need for key, e in _store.items() if key != token)
+        kept = {(token, d) for d in keep}
+        others = sum(
+            e.need
+            for key, e in _store.items()
+            if key != (token, digest) and (key[0] != token or key in kept)
+        )
         if others + need > budget:
             raise HexplorerError(
                 f"The server is busy: its visitors' uploads already take about "
@@ -89,7 +103,11 @@ def put(token: str, name: str, digest: str, payload: bytes, *, now: float | None
                 f"need about {_mb(need)} once read. Try again later (uploads unused for "
                 f"{limits.UPLOAD_IDLE_S // 60} minutes are released) or use a smaller file."
             )
-        _store[token] = _Entry(name=name, digest=digest, payload=payload, need=need, last=now)
+        for key in [k for k in _store if k[0] == token and k not in kept]:
+            del _store[key]
+        _store[(token, digest)] = _Entry(
+            name=name, digest=digest, payload=payload, need=need, last=now
+        )
 
 
 def payload(token: str, digest: str, *, now: float | None = None) -> bytes | None:
@@ -97,8 +115,8 @@ def payload(token: str, digest: str, *, now: float | None = None) -> bytes | Non
     now = time.monotonic() if now is None else now
     with _lock:
         _release_idle(now)
-        entry = _store.get(token)
-        if entry is None or entry.digest != digest:
+        entry = _store.get((token, digest))
+        if entry is None:
             return None
         entry.last = now
         return entry.payload
@@ -125,10 +143,11 @@ def released_message(name: str) -> str:
     )
 
 
-def drop(token: str) -> None:
-    """Forget session ``token``'s upload (the visitor removed it)."""
+def drop(token: str, *, keep: tuple[str, ...] = ()) -> None:
+    """Forget session ``token``'s uploads but those whose digest is in ``keep``."""
     with _lock:
-        _store.pop(token, None)
+        for key in [k for k in _store if k[0] == token and k[1] not in keep]:
+            del _store[key]
 
 
 def held_bytes() -> int:
@@ -142,7 +161,8 @@ def _release_idle(now: float) -> None:
     idle = [key for key, e in _store.items() if now - e.last > limits.UPLOAD_IDLE_S]
     for key in idle:
         del _store[key]
-        _release_streamlit_copy(key)
+    for session in {key[0] for key in idle} - {key[0] for key in _store}:
+        _release_streamlit_copy(session)
 
 
 def _release_streamlit_copy(session_id: str) -> None:
