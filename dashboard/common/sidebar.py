@@ -5,10 +5,11 @@ A new choice (file, column, U, resolution, slot, keep-zeros) is tried; if core r
 in use (``state.APPLIED``), so a bad file never breaks the app. A choice the user has not made
 yet (a column no name gave away) is a prompt, never an error.
 
-An uploaded file lives in the session (``state.UPLOADED``: its name, sha256 and bytes):
-Streamlit empties the uploader when another page runs, so the kept copy is what every page
-prepares, and U, resolution, slot and keep-zeros keep applying to it. Removing the file in the
-uploader (or choosing another source) is what lets it go.
+An uploaded file's bytes live in the server's upload store
+(:mod:`dashboard.common.source.uploads`, one memory budget for all sessions) and its name,
+sha256 and size in the session (``state.UPLOADED``): Streamlit empties the uploader when
+another page runs, so the kept copy is what every page prepares, and U, resolution, slot and
+keep-zeros keep applying to it. Uploading another file, or 15 minutes unused, lets it go.
 """
 
 from __future__ import annotations
