@@ -83,9 +83,10 @@ def canonical(column: pl.Series, *, casefold: bool = False) -> pl.Series:
     else:
         text = column.cast(pl.String)
     text = text.str.strip_chars()
-    if text.str.contains(".", literal=True).any():
+    probe = text.gather(text.hash().arg_unique())  # the distinct ids decide what is needed
+    if probe.str.contains(".", literal=True).any():
         text = text.str.replace(_FLOAT_INT, "${1}")
-    ascii_only = bool((text.str.len_bytes() == text.str.len_chars()).all())
+    ascii_only = bool((probe.str.len_bytes() == probe.str.len_chars()).all())
     if not ascii_only:
         text = text.str.normalize("NFC")
     if casefold:
@@ -95,12 +96,16 @@ def canonical(column: pl.Series, *, casefold: bool = False) -> pl.Series:
     return text
 
 
-def spellings(canon: pl.Series, raw: pl.Series) -> pl.DataFrame:
-    """The distinct (canonical id, raw spelling) pairs of one batch, as 64-bit hashes
-    (``id``, ``spelling``): what :class:`Spellings` adds up. A raw spelling equal to its
-    canonical id hashes to the same value (both are text)."""
-    pairs = pl.DataFrame({"id": canon.hash(), "spelling": as_text(raw).hash()})
-    return pairs.unique()
+def spellings(raw: pl.Series, *, casefold: bool = False) -> pl.DataFrame:
+    """The distinct (canonical id, raw spelling) pairs of one batch's raw ids, as 64-bit hashes
+    (``id``, ``spelling``): what :class:`Spellings` adds up. The canonical form is a function
+    of the raw value, so only the distinct raw values are canonicalised here. A raw spelling
+    equal to its canonical id hashes to the same value (both are text)."""
+    present = raw.drop_nulls()
+    distinct = present.gather(present.hash().arg_unique())  # 64-bit hashes: 5x a text unique
+    return pl.DataFrame(
+        {"id": canonical(distinct, casefold=casefold).hash(), "spelling": as_text(distinct).hash()}
+    ).unique()
 
 
 class Spellings:
@@ -108,8 +113,8 @@ class Spellings:
     canonicalisation merged, and into how many users.
 
     >>> s = Spellings()
-    >>> s.add(spellings(canonical(pl.Series(["a", " a", "b"])), pl.Series(["a", " a", "b"])))
-    >>> s.add(spellings(canonical(pl.Series(["a\\t"])), pl.Series(["a\\t"])))
+    >>> s.add(spellings(pl.Series(["a", " a", "b", "b"])))
+    >>> s.add(spellings(pl.Series(["a\\t"])))
     >>> s.merged()
     (3, 1)
     """

@@ -609,7 +609,7 @@ def clean_records(
         row_hashes=work.get_column("_hash").to_numpy(),
         any_offset=any_offset,
         zones=zones,
-        spellings=ids.spellings(work.get_column("user"), work.get_column("_raw_user")),
+        spellings=ids.spellings(work.get_column("_raw_user"), casefold=config.ids == "casefold"),
     )
 
 
