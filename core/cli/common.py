@@ -43,6 +43,13 @@ def data_options() -> Parser:
         "--keep-zeros", action="store_true", help="keep zero values (dropped by default)"
     )
     group.add_argument(
+        "--ids",
+        choices=["keep", "casefold"],
+        default="keep",
+        help="user ids are stripped, 7.0 read as 7 and NFC-normalised; casefold also folds "
+        "case (Bus7 = bus7) [keep]",
+    )
+    group.add_argument(
         "--hat",
         metavar="CELL/SLOT",
         help="the HAT to analyse (default: the busiest hexagon-hour, the first `hats` lists)",
@@ -61,7 +68,11 @@ def prepared(args: argparse.Namespace):
     from core.data.summaries import is_summaries, read_summaries
 
     config = PrepConfig(
-        upper=args.upper, resolution=args.resolution, slot=args.slot, keep_zeros=args.keep_zeros
+        upper=args.upper,
+        resolution=args.resolution,
+        slot=args.slot,
+        keep_zeros=args.keep_zeros,
+        ids=args.ids,
     )
     if args.data is None:
         return reported(prepare(load_demo(), ColumnMap(), config))
@@ -80,7 +91,7 @@ def prepared(args: argparse.Namespace):
     return reported(prepare_file(path, columns, config))
 
 
-_SETTINGS = {"upper": 65.0, "resolution": 7, "slot": "1h", "keep_zeros": False}
+_SETTINGS = {"upper": 65.0, "resolution": 7, "slot": "1h", "keep_zeros": False, "ids": "keep"}
 """The preparation options and their defaults (as in :func:`data_options`)."""
 
 

@@ -69,7 +69,11 @@ def run(args: argparse.Namespace) -> Any:
                 f"{args.data!r} is already a summaries file; give the raw records."
             )
     config = PrepConfig(
-        upper=args.upper, resolution=args.resolution, slot=args.slot, keep_zeros=args.keep_zeros
+        upper=args.upper,
+        resolution=args.resolution,
+        slot=args.slot,
+        keep_zeros=args.keep_zeros,
+        ids=args.ids,
     )
     columns = ColumnMap(
         user=args.user_col,
@@ -98,6 +102,8 @@ def run(args: argparse.Namespace) -> Any:
         "rejected": report.n_rejected,
         "records": report.records,
         "duplicates": report.duplicates,
+        "ids_merged": report.ids_merged,
+        "ids_merged_into": report.ids_merged_into,
         "users": report.users,
         "hats": report.hats,
     }

@@ -10,6 +10,7 @@ import math
 import re
 from dataclasses import dataclass
 
+from core.data.ids import check_mode
 from core.errors import HexplorerError
 from core.params import check_upper
 
@@ -132,6 +133,10 @@ class PrepConfig:
         or ``"hour-of-day"`` pooling each clock hour over all days.
     keep_zeros : bool
         Keep zero values (stationary vehicles); dropped by default, as in the papers.
+    ids : str
+        ``"keep"`` (default) keeps the case of user ids, ``"casefold"`` folds it; either way ids
+        are stripped, integer-valued floats written as integers and Unicode NFC-normalised
+        (:mod:`core.data.ids`).
 
     >>> PrepConfig(slot="30min").slot_seconds
     1800
@@ -141,6 +146,7 @@ class PrepConfig:
     resolution: int = 7
     slot: str = "1h"
     keep_zeros: bool = False
+    ids: str = "keep"
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "upper", check_upper(self.upper))
@@ -162,6 +168,7 @@ class PrepConfig:
                 f"The 'keep_zeros' parameter must be True or False. "
                 f"Got {self.keep_zeros!r} instead."
             )
+        check_mode(self.ids)
 
     @property
     def slot_seconds(self) -> int | None:

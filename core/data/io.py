@@ -28,6 +28,47 @@ _SUFFIX_FORMAT = {
 }
 
 
+_COMPRESSED = (".gz", ".gzip", ".zip", ".bz2", ".xz", ".zst", ".7z", ".tgz")
+
+
+def _check_not_compressed(name: str | None) -> None:
+    """A compressed file (``.csv.gz``) is refused by its name, in one line."""
+    if name and str(name).strip().lower().endswith(_COMPRESSED):
+        suffix = Path(str(name).strip().lower()).suffix
+        raise HexplorerError(
+            f"'{Path(str(name)).name}' is compressed ({suffix}): decompress it first and give "
+            "the CSV or Parquet file."
+        )
+
+
+def check_headers(names: list[str], label: str) -> None:
+    """Refuse column names that repeat, ignoring case (``speed,Speed``): which one is meant
+    would be a guess. Polars renames exact repeats ``speed_duplicated_0``; those count too.
+
+    >>> check_headers(["user_id", "speed", "Speed"], "'f.csv'")
+    Traceback (most recent call last):
+    ...
+    core.errors.HexplorerError: The file 'f.csv' repeats column names (ignoring case): 'speed', 'Speed'. Rename them so each column has its own name.
+    """
+    seen: dict[str, str] = {}
+    repeated: list[str] = []
+    for name in names:
+        base = name.rsplit("_duplicated_", 1)[0] if "_duplicated_" in name else name
+        key = base.casefold()
+        if key in seen:
+            if seen[key] not in repeated:
+                repeated.append(seen[key])
+            repeated.append(base)
+        else:
+            seen[key] = base
+    if repeated:
+        shown = ", ".join(repr(n) for n in repeated[:10])
+        raise HexplorerError(
+            f"The file {label} repeats column names (ignoring case): {shown}. Rename them so "
+            "each column has its own name."
+        )
+
+
 def _format_from(name: str | None) -> str | None:
     if not name:
         return None
@@ -65,6 +106,7 @@ def _resolve(source: Any, fmt: str | None) -> tuple[str | bytes, str, str]:
             f"Cannot read data from a {type(source).__name__}; give a path, bytes or a file object."
         )
     label = f"'{name}'" if name else "the uploaded file"
+    _check_not_compressed(name)
     if isinstance(data, bytes) and len(data) == 0:
         raise HexplorerError(f"The file {label} is empty.")
     explicit = _format_from(fmt) if fmt is not None else None
@@ -109,7 +151,9 @@ def estimate_memory(data: str | bytes, chosen: str, columns: list[str] | None = 
 
     For Parquet, rows and the uncompressed size of the wanted columns come from the footer
     (a file of a few MB can hold 10^9 rows of one repeated value). For CSV, the text bytes are
-    the file size and rows are estimated from the mean line length of the first 64 kB.
+    the file size and rows are estimated from the mean line length of three 64 kB samples,
+    at the head, the middle and the tail (a file whose first lines are long is not
+    under-estimated).
     """
     if chosen == "parquet":
         import pyarrow.parquet as pq
@@ -124,14 +168,19 @@ def estimate_memory(data: str | bytes, chosen: str, columns: list[str] | None = 
                 if wanted is None or chunk.path_in_schema.split(".")[0] in wanted:
                     text += int(chunk.total_uncompressed_size)
         return int(meta.num_rows) * BYTES_PER_ROW + 2 * text
+    size = len(data) if isinstance(data, bytes) else os.path.getsize(data)
+    starts = sorted({0, max(size // 2 - _SNIFF_BYTES // 2, 0), max(size - _SNIFF_BYTES, 0)})
     if isinstance(data, bytes):
-        size, head = len(data), data[:_SNIFF_BYTES]
+        samples = [data[a : a + _SNIFF_BYTES] for a in starts]
     else:
-        size = os.path.getsize(data)
         with open(data, "rb") as file:
-            head = file.read(_SNIFF_BYTES)
-    lines = max(head.count(b"\n"), 1)
-    rows = size * lines // max(len(head), 1)
+            samples = []
+            for a in starts:
+                file.seek(a)
+                samples.append(file.read(_SNIFF_BYTES))
+    read = sum(len(x) for x in samples)
+    lines = max(sum(x.count(b"\n") for x in samples), 1)
+    rows = size * lines // max(read, 1)
     return rows * BYTES_PER_ROW + 2 * size
 
 
@@ -192,6 +241,7 @@ def read_polars(
             available = list(pl.read_parquet_schema(handle).keys())
             if isinstance(handle, io.BytesIO):
                 handle.seek(0)
+            check_headers(available, label)
             _check_columns(columns, available)
             frame = pl.read_parquet(handle, columns=columns)
         else:
@@ -217,6 +267,7 @@ def _read_csv(handle: Any, separator: str, columns: list[str] | None, label: str
 
     header = read(n_rows=0)
     _check_delimiter(header.columns, separator, label)
+    check_headers(header.columns, label)
     _check_columns(columns, header.columns)
     try:
         return read(columns=columns, infer_schema_length=10_000)
@@ -265,10 +316,12 @@ def column_names(source: Any, fmt: str | None = None) -> list[str]:
     handle = io.BytesIO(data) if isinstance(data, bytes) else data
     try:
         if chosen == "parquet":
-            return [str(c) for c in pl.read_parquet_schema(handle)]
-        separator = "\t" if chosen == "tsv" else ","
-        names = [str(c) for c in pl.read_csv(handle, separator=separator, n_rows=0).columns]
-        _check_delimiter(names, separator, label)
+            names = [str(c) for c in pl.read_parquet_schema(handle)]
+        else:
+            separator = "\t" if chosen == "tsv" else ","
+            names = [str(c) for c in pl.read_csv(handle, separator=separator, n_rows=0).columns]
+            _check_delimiter(names, separator, label)
+        check_headers(names, label)
         return names
     except (HexplorerError, KeyboardInterrupt, SystemExit):
         raise

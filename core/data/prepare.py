@@ -30,6 +30,7 @@ import numpy as np
 import pandas as pd
 import polars as pl
 
+from core.data import ids
 from core.data.aggregation import aggregate, cell_ids_of, labelled
 from core.data.config import ColumnMap, PrepConfig
 from core.data.io import missing_column_message, read_polars
@@ -70,6 +71,9 @@ class PrepReport:
         they raise a user's m and are usually copies.
     notes : tuple of str
         Other things worth knowing, e.g. timestamps carrying different UTC offsets.
+    ids_merged, ids_merged_into : int
+        Raw user ids that canonicalisation (:mod:`core.data.ids`) merged with another spelling,
+        and the users they became (``" a"`` and ``"a"``: 2 into 1).
     """
 
     rows_read: int
@@ -87,6 +91,8 @@ class PrepReport:
     upper: float = 65.0
     duplicates: int = 0
     notes: tuple[str, ...] = ()
+    ids_merged: int = 0
+    ids_merged_into: int = 0
 
     @property
     def n_rejected(self) -> int:
@@ -116,6 +122,11 @@ class PrepReport:
                 f"{self.duplicates:,} rows repeat an earlier row exactly (same user, place, time "
                 "and value) and count as records; remove them first if they are copies."
             )
+        if self.ids_merged:
+            out.append(
+                f"{self.ids_merged:,} ids merged into {self.ids_merged_into:,} by "
+                "canonicalisation (spaces, 7.0 as 7, Unicode NFC, case if folded)."
+            )
         out.extend(self.notes)
         out.append(
             f"{self.records:,} records from {self.users:,} users in {self.hats:,} HATs "
@@ -126,7 +137,9 @@ class PrepReport:
     @property
     def worth_noting(self) -> bool:
         """Whether preparation rejected, clamped or noticed anything (the CLI then says so)."""
-        return bool(self.n_rejected or self.clamped or self.duplicates or self.notes)
+        return bool(
+            self.n_rejected or self.clamped or self.duplicates or self.notes or self.ids_merged
+        )
 
 
 @dataclass(frozen=True, kw_only=True, eq=False)
@@ -438,6 +451,8 @@ class Cleaned:
         hash in any batch and any process of one polars version.
     any_offset, zones :
         What :func:`zone_note` needs from this batch (:func:`_zones`).
+    spellings : polars.DataFrame
+        The kept records' distinct (canonical id, raw spelling) hashes (:func:`ids.spellings`).
     """
 
     records: pl.DataFrame
@@ -451,6 +466,7 @@ class Cleaned:
     row_hashes: np.ndarray
     any_offset: bool = False
     zones: frozenset[str | None] = frozenset()
+    spellings: pl.DataFrame = field(default_factory=pl.DataFrame)
 
 
 def clean_records(
@@ -483,7 +499,8 @@ def clean_records(
     check_types(frame.schema, columns.as_tuple())
     labels = _reasons(columns, frame.schema[tcol])
     schema = frame.schema
-    user = pl.col(ucol).cast(pl.String).str.strip_chars()  # " a" and "a " are one user
+    canon = ids.canonical(frame.get_column(ucol), casefold=config.ids == "casefold")
+    user = pl.lit(canon)  # " a" and "a " are one user, 7.0 and 7 too (core.data.ids)
     user_missing = user.is_null() | user.str.contains(r"^\s*$")
     lat, lat_missing = _number(latcol, schema[latcol])
     lon, lon_missing = _number(loncol, schema[loncol])
@@ -514,6 +531,7 @@ def clean_records(
         t_us.alias("t_us"),
         val.alias("value"),
         code.alias("_reason"),
+        pl.col(ucol).alias("_raw_user"),
     )
     clock.tick("parse and check")
     codes = work.get_column("_reason").to_numpy()
@@ -552,6 +570,7 @@ def clean_records(
         slot_key.alias("slot"),
         "value",
         pl.struct("user", "lat", "lon", "t_us", "value").hash().alias("_hash"),
+        "_raw_user",
     )
 
     clock.tick("reject and drop zeros")
@@ -590,6 +609,7 @@ def clean_records(
         row_hashes=work.get_column("_hash").to_numpy(),
         any_offset=any_offset,
         zones=zones,
+        spellings=ids.spellings(work.get_column("_raw_user"), casefold=config.ids == "casefold"),
     )
 
 
@@ -668,6 +688,8 @@ class Tally:
         self.clamped_high = 0
         self.any_offset = False
         self.zones: set[str | None] = set()
+        self.spellings = ids.Spellings()
+        self.merged: tuple[int, int] | None = None  # set when counted elsewhere (Spark)
 
     def add(self, batch: Cleaned) -> None:
         """Count one batch (in file order, so the examples are the file's first)."""
@@ -685,6 +707,7 @@ class Tally:
                 "zones": batch.zones,
             }
         )
+        self.spellings.add(batch.spellings)
 
     def add_counts(self, other: dict[str, Any]) -> None:
         """Add plain counts (the fields of :class:`Cleaned` but ``records``, a count here, and
@@ -729,6 +752,7 @@ class Tally:
     ) -> PrepReport:
         """The :class:`PrepReport`, given what the aggregation and the row hashes found."""
         note = zone_note(self.any_offset, self.zones)
+        merged, into = self.merged if self.merged is not None else self.spellings.merged()
         return PrepReport(
             rows_read=self.rows_read,
             rejected=self.rejected(),
@@ -745,6 +769,8 @@ class Tally:
             upper=self.config.upper,
             duplicates=duplicates,
             notes=() if note is None else (note,),
+            ids_merged=merged,
+            ids_merged_into=into,
         )
 
 

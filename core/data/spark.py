@@ -20,7 +20,9 @@ bit to the default engine's on the same input:
 The data report is the default engine's too. Each batch's report row carries its counts, its
 first rejected rows, its time-zone offsets and, per kept record, a 64-bit row hash goes along
 with the record: repeated rows are counted over the whole input by a Spark ``distinct`` on the
-hashes (a repeat may sit in another partition). The rejected examples get their row positions
+hashes (a repeat may sit in another partition); the ids canonicalisation merged
+(:mod:`core.data.ids`, run by the per-record code) are counted by a Spark ``groupBy`` over each
+batch's distinct (id, spelling) hashes. The rejected examples get their row positions
 when the input is one file (its splits are read in file order, so the position is the rows of
 the batches before plus the row within the batch); for a folder of files or a URL, ``row`` is
 None. Time-zone-aware Parquet timestamps, which Spark reads as instants, are turned back into
@@ -61,12 +63,13 @@ __all__ = ["check_spark", "prepare_spark", "session"]
 
 _RECORD = pa.schema(
     [
-        ("kind", pa.int8()),  # 0 a record, 1 a batch's report
-        ("cell", pa.int64()),
+        ("kind", pa.int8()),  # 0 a record, 1 a batch's report, 2 its id spellings (as hashes)
+        ("cell", pa.int64()),  # kind 2: the canonical id's hash
         ("slot", pa.int64()),
         ("user", pa.string()),
         ("value", pa.float64()),
-        ("hash", pa.int64()),  # the row hash (uint64 bits) for the count of repeated rows
+        ("hash", pa.int64()),  # the row hash (uint64 bits) for the count of repeated rows;
+        # kind 2: the raw spelling's hash (core.data.ids.spellings)
         ("report", pa.string()),
     ]
 )
@@ -283,6 +286,7 @@ def prepare_spark(
                 },
                 schema=_RECORD,
             )
+            yield _spelling_rows(cleaned.spellings)
 
     try:
         out = raw.select(*wanted).mapInArrow(clean, _spark_schema(_RECORD))
@@ -297,6 +301,7 @@ def prepare_spark(
             before += r["rows_read"]
             tally.add_counts(r)
         tally.check()
+        tally.merged = _merged(out.filter("kind = 2"))
         records = out.filter("kind = 0")
         vmax, distinct = records.agg(F.max("value"), F.count_distinct("hash")).first()  # type: ignore[misc]
         shifts = fixed_shifts(float(vmax or 0.0))
@@ -359,3 +364,30 @@ def _spark_schema(schema: pa.Schema) -> Any:
         pa.string(): StringType(),
     }
     return StructType([StructField(f.name, types[f.type], True) for f in schema])
+
+
+def _spelling_rows(pairs: pl.DataFrame) -> pa.RecordBatch:
+    """A batch's distinct (canonical id, raw spelling) hashes as ``kind = 2`` rows."""
+    n = pairs.height
+    return pa.RecordBatch.from_pydict(
+        {
+            "kind": pa.array([2] * n, pa.int8()),
+            "cell": pa.array(pairs.get_column("id").to_numpy().view("int64")),
+            "slot": pa.nulls(n, pa.int64()),
+            "user": pa.nulls(n, pa.string()),
+            "value": pa.nulls(n, pa.float64()),
+            "hash": pa.array(pairs.get_column("spelling").to_numpy().view("int64")),
+            "report": pa.nulls(n, pa.string()),
+        },
+        schema=_RECORD,
+    )
+
+
+def _merged(rows: Any) -> tuple[int, int]:
+    """(raw ids merged, users they became) from the ``kind = 2`` rows, as
+    :meth:`core.data.ids.Spellings.merged` counts them, by a Spark ``groupBy``."""
+    from pyspark.sql import functions as F
+
+    per_id = rows.groupBy("cell").agg(F.count_distinct("hash").alias("n"))
+    merged, into = per_id.filter("n > 1").agg(F.sum("n"), F.count(F.lit(1))).first()
+    return int(merged or 0), int(into or 0)

@@ -22,6 +22,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -193,7 +194,8 @@ def read_summaries(path: Any) -> Prepared:
     ------
     HexplorerError
         One line if the file is not a summaries file written by ``hexplorer prepare``
-        (metadata missing or wrong, columns missing).
+        (metadata missing or wrong, columns missing, values no preparation gives:
+        :func:`check_values`).
     """
     body = read_metadata(path)
     if hasattr(path, "seek"):
@@ -206,6 +208,41 @@ def read_summaries(path: Any) -> Prepared:
             f"'{_name(path)}' has summary columns of the wrong type: {exc}"
         ) from None
     summaries: pd.DataFrame = table.to_pandas()
+    check_values(summaries, body["config"].upper, _name(path))
     return Prepared(
         summaries=summaries, report=body["report"], config=body["config"], columns=body["columns"]
     )
+
+
+def check_values(summaries: pd.DataFrame, upper: float, target: str) -> None:
+    """Refuse, in one line, summaries that no preparation gives (SPEC section 1: values are
+    clamped into [0, U], so each user has ``m >= 1``, ``0 <= s <= m·U`` and ``q >= 0``).
+
+    >>> rows = pd.DataFrame({"hat": ["c/h"] * 2, "user_id": ["a", "b"], "m": [2, -5],
+    ...                      "s": [10.0, 1.0], "q": [50.0, 1.0]})
+    >>> check_values(rows.head(1), 65.0, "f")
+    >>> check_values(rows, 65.0, "f")
+    Traceback (most recent call last):
+    ...
+    core.errors.HexplorerError: 'f' holds summaries no preparation gives: 1 row with m < 1 (e.g. m = -5 for user 'b' in c/h); prepare the raw records again with `hexplorer prepare`.
+    """
+    m = summaries["m"].to_numpy()
+    s = summaries["s"].to_numpy(dtype=float)
+    q = summaries["q"].to_numpy(dtype=float)
+    slack = 1e-9 * upper * np.maximum(m, 1)  # the fixed-point sums' rounding
+    checks = (
+        ("m < 1", m < 1, "m"),
+        (f"s outside [0, m·U] (U = {upper:g})", ~((s >= -slack) & (s <= m * upper + slack)), "s"),
+        ("q < 0 or not a number", ~(q >= 0), "q"),
+    )
+    for label, bad, column in checks:
+        count = int(np.count_nonzero(bad))
+        if count:
+            i = int(np.flatnonzero(bad)[0])
+            row = summaries.iloc[i]
+            raise HexplorerError(
+                f"'{target}' holds summaries no preparation gives: {count:,} "
+                f"row{'s' if count > 1 else ''} with {label} (e.g. {column} = {row[column]:g} "
+                f"for user {str(row['user_id'])!r} in {row['hat']}); prepare the raw records "
+                "again with `hexplorer prepare`."
+            )

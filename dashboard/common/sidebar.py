@@ -5,10 +5,11 @@ A new choice (file, column, U, resolution, slot, keep-zeros) is tried; if core r
 in use (``state.APPLIED``), so a bad file never breaks the app. A choice the user has not made
 yet (a column no name gave away) is a prompt, never an error.
 
-An uploaded file lives in the session (``state.UPLOADED``: its name, sha256 and bytes):
-Streamlit empties the uploader when another page runs, so the kept copy is what every page
-prepares, and U, resolution, slot and keep-zeros keep applying to it. Removing the file in the
-uploader (or choosing another source) is what lets it go.
+An uploaded file's bytes live in the server's upload store
+(:mod:`dashboard.common.source.uploads`, one memory budget for all sessions) and its name,
+sha256 and size in the session (``state.UPLOADED``): Streamlit empties the uploader when
+another page runs, so the kept copy is what every page prepares, and U, resolution, slot and
+keep-zeros keep applying to it. Uploading another file, or 15 minutes unused, lets it go.
 """
 
 from __future__ import annotations
@@ -22,8 +23,9 @@ import streamlit as st
 
 from core.data import HOUR_OF_DAY
 from core.errors import HexplorerError
+from dashboard.common.markdown import escape
 from dashboard.common.session import datasettings, state, url
-from dashboard.common.source import compute, datadir, keep, limits, units
+from dashboard.common.source import compute, datadir, keep, limits, units, uploads
 from dashboard.common.source.columns import detect_columns, detect_noun, detect_unit
 from dashboard.common.source.compute import DataSpec, Source
 
@@ -103,21 +105,22 @@ def _source_widget() -> tuple[Source | None, str | None]:
     limit = upload_limit_mb()
     note = (
         f"Uploads: CSV or Parquet up to {limit} MB. A file that would need more than "
-        f"{limits.memory_budget_mb():,} MB of memory once read is refused."
+        f"{limits.memory_budget_mb():,} MB of memory once read is refused, and so is an upload "
+        f"while all visitors' uploads need {limits.uploads_budget_mb():,} MB; an upload unused "
+        f"for {limits.UPLOAD_IDLE_S // 60} minutes is released."
     )
     if root is not None:
         note += " Larger files: ask the operator to put them in the server's data directory."
     st.caption(note)
     kind = ss[state.SOURCE]
     if kind == "upload":
-        upload = st.file_uploader(
+        upload = st.file_uploader(  # no type=: uploads.check_name says why in one line
             f"CSV or Parquet, up to {limit} MB",
-            type=["csv", "parquet", "pq", "tsv", "txt"],
             key=state.UPLOAD,
             help=HELP["source"],
             on_change=_on_upload_change,
         )
-        return _kept_upload(upload), None
+        return _kept_upload(upload)
     if kind == "path" and root is not None:
         files = datadir.list_files(root)
         if ss.get(state.PATH) not in files:
@@ -145,34 +148,50 @@ def _source_widget() -> tuple[Source | None, str | None]:
 
 def _on_upload_change() -> None:
     """The user removed the file from the uploader: forget the kept copy too."""
-    if st.session_state.get(state.UPLOAD) is None:
-        st.session_state[state.UPLOADED] = None
-
-
-def _kept_upload(upload) -> Source | None:
-    """The uploaded file as a Source: the one in the uploader (kept in the session, keyed by
-    content), or the kept copy when the uploader is empty because another page ran."""
     ss = st.session_state
+    if ss.get(state.UPLOAD) is None:
+        applied = ss.get(state.APPLIED)
+        ss[state.UPLOADED] = None
+        in_use = (applied["source"]["digest"],) if applied else ()
+        uploads.drop(uploads.session_token(), keep=in_use)  # the data in use keeps its bytes
+
+
+def _kept_upload(upload) -> tuple[Source | None, str | None]:
+    """The uploaded file as a Source: the one in the uploader (kept in the server's upload
+    store, :mod:`dashboard.common.source.uploads`, under its memory budget), or the kept copy
+    when the uploader is empty because another page ran; or None and a one-line error (a
+    name the app does not read, the server's budget, an upload released after being idle)."""
+    ss = st.session_state
+    token = uploads.session_token()
     kept = ss.get(state.UPLOADED)
     if upload is not None and (kept is None or kept.get("file_id") != upload.file_id):
-        payload = upload.getvalue()
-        digest = hashlib.sha256(payload).hexdigest()
+        try:
+            uploads.check_name(upload.name)
+            payload = upload.getvalue()
+            digest = hashlib.sha256(payload).hexdigest()
+            applied = ss.get(state.APPLIED) or {}
+            in_use = (applied["source"]["digest"],) if applied.get("source") else ()
+            uploads.put(token, upload.name, digest, payload, keep=in_use)
+        except HexplorerError as exc:
+            return None, str(exc)
         until = keep.keep(upload.name, digest, payload).until  # a reload finds it again
-        kept = {
-            "name": upload.name,
-            "digest": digest,
-            "payload": payload,
-            "file_id": upload.file_id,
-            "until": until,
-        }
+        kept = {"name": upload.name, "digest": digest, "size": len(payload)}
+        kept["file_id"] = upload.file_id
+        kept["until"] = until
         ss[state.UPLOADED] = kept
     if kept is None:
-        return None
+        return None, None
+    payload = uploads.payload(token, kept["digest"])
+    if payload is None:  # released after being idle
+        ss[state.UPLOADED] = None
+        applied = ss.get(state.APPLIED)
+        if applied and applied["source"].get("digest") == kept["digest"]:
+            ss[state.APPLIED] = None
+        return None, uploads.released_message(kept["name"])
     if upload is None:
-        size = len(kept["payload"]) / 1e6
         st.caption(
-            f"Kept for this session: **{kept['name']}** ({size:,.1f} MB). Upload another file "
-            "to replace it."
+            f"Kept for this session: **{escape(kept['name'])}** ({kept['size'] / 1e6:,.1f} MB). "
+            "Upload another file to replace it."
         )
     if kept.get("until"):
         st.caption(
@@ -181,13 +200,16 @@ def _kept_upload(upload) -> Source | None:
             f"{keep.TTL_SECONDS // 60} minutes after its upload, under a random token of this "
             "browser; a shared link does not carry it)."
         )
-    return Source(kind="upload", name=kept["name"], digest=kept["digest"], payload=kept["payload"])
+    return Source(kind="upload", name=kept["name"], digest=kept["digest"], payload=payload), None
 
 
 def _column_widgets(source: Source) -> tuple[tuple[str, ...] | None, str | None, str | None]:
     """The chosen columns, or None with an error (unreadable file) or a prompt (a role no
     column name gave away)."""
-    stored = compute.summaries_columns(source)
+    try:
+        stored = compute.summaries_columns(source)
+    except HexplorerError as exc:  # broken summaries metadata: refused, as by the CLI
+        return None, str(exc), None
     if stored is not None:  # a summaries file: its columns were mapped when it was prepared
         st.caption("A summaries file (`hexplorer prepare`): its columns were mapped then.")
         return stored, None, None
@@ -217,7 +239,7 @@ def _column_widgets(source: Source) -> tuple[tuple[str, ...] | None, str | None,
             None,
             None,
             (
-                f"Choose the {', '.join(m.lower() for m in missing)} of '{source.name}' in the "
+                f"Choose the {', '.join(m.lower() for m in missing)} of '{escape(source.name)}' in the "
                 "sidebar (Columns): no column name gave it away."
             ),
         )
@@ -325,7 +347,12 @@ def data_sidebar() -> DataChoice:
                 error = f"Could not use '{source.name}': {exc}"
             else:
                 ss[state.APPLIED] = candidate.to_state()
+                uploads.drop(uploads.session_token(), keep=(source.digest,))  # the data in use only
         applied = DataSpec.from_state(ss[state.APPLIED]) if ss[state.APPLIED] is not None else None
+        if applied is not None and applied.source.kind == "upload":
+            if uploads.by_digest(applied.source.digest) is None:  # released after being idle
+                error = error or uploads.released_message(applied.source.name)
+                applied = ss[state.APPLIED] = None
         if applied is not None:
             st.caption(in_use_caption(applied, units.current()))
     return DataChoice(spec=applied, error=error, pending=pending)
@@ -352,7 +379,7 @@ def in_use_caption(spec: DataSpec, u: units.Units) -> str:
     """'In use: **ships.csv** · U = 30 knots · resolution 7 · slot 1h · zeros dropped'."""
     zeros = "zeros kept" if spec.keep_zeros else "zeros dropped"
     return (
-        f"In use: **{spec.source.name}** · U = {spec.upper:g} {u.value} · "
+        f"In use: **{escape(spec.source.name)}** · U = {spec.upper:g} {u.value} · "
         f"resolution {spec.resolution} · slot {spec.slot} · {zeros}"
     )
 
@@ -366,10 +393,13 @@ def require_data() -> DataSpec:
         st.stop()
     if choice.error is not None:
         if choice.spec is not None:
-            msg = f"{choice.error.rstrip('.')} — still using **{choice.spec.source.name}**."
+            msg = (
+                f"{escape(choice.error.rstrip('.'))} — still using "
+                f"**{escape(choice.spec.source.name)}**."
+            )
             st.error(msg, icon=":material/error:")
         else:
-            st.error(choice.error, icon=":material/error:")
+            st.error(escape(choice.error), icon=":material/error:")
     if choice.spec is None:
         if choice.error is None:
             st.info("Choose a data source in the sidebar.")

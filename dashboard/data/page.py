@@ -5,6 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from dashboard.common.markdown import escape
 from dashboard.common.sidebar import in_use_caption, require_data
 from dashboard.common.source import compute, units
 from dashboard.common.view import downloads, ui
@@ -17,7 +18,7 @@ st.info(ui.workbench_note(u), icon=":material/visibility:")
 with ui.errors_shown():  # a HexplorerError becomes a message, not a traceback
     rep = compute.report(spec)
     prov = downloads.provenance(spec, u)
-    st.subheader(f"Report for {spec.source.name}")
+    st.subheader(f"Report for {escape(spec.source.name)}")
     st.caption(in_use_caption(spec, u))
     cols = st.columns(5)
     cols[0].metric("Rows read", f"{rep.rows_read:,}")
@@ -26,7 +27,7 @@ with ui.errors_shown():  # a HexplorerError becomes a message, not a traceback
     cols[3].metric(f"{u.users.capitalize()} (users)", f"{rep.users:,}")
     cols[4].metric("HATs", f"{rep.hats:,}")
     for line in rep.lines():
-        st.markdown(f"- {line}")
+        st.markdown(f"- {escape(line)}")  # column names and values from the file
 
     hats = compute.hats(spec)
     if len(hats) and int(hats["m_max"].max()) == 1:

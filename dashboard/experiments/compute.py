@@ -13,6 +13,7 @@ import pandas as pd
 
 from core.experiments import data_table, get_experiment, run_experiment
 from dashboard.common.cache import cached
+from dashboard.common.view import downloads
 
 
 @dataclass(frozen=True, kw_only=True, eq=False)
@@ -44,4 +45,4 @@ def outcome(experiment_id: str, runs: int, seed: int, fresh: bool) -> Shown:
 def csv_bytes(experiment_id: str, shown: Shown) -> bytes:
     """The table as ``hexplorer reproduce`` writes data.csv (with experiment, runs, seed)."""
     table = data_table(get_experiment(experiment_id), shown.table, runs=shown.runs, seed=shown.seed)
-    return table.to_csv(index=False).encode("utf-8")
+    return downloads.csv_safe(table).to_csv(index=False).encode("utf-8")

@@ -32,6 +32,7 @@ from core.publish.records import LedgerEntry
 from dashboard.common.cache import cached
 from dashboard.common.source import compute
 from dashboard.common.source.compute import DataSpec
+from dashboard.common.view import downloads
 
 _LOG = logging.getLogger(__name__)
 GRID = "grid-laplace"
@@ -272,4 +273,4 @@ def recorded_table(book: Ledger, release_ids: list[str]) -> pd.DataFrame:
 
 def file_bytes(table: pd.DataFrame, suffix: str) -> bytes:
     """The table as a file to publish (``.csv``, ``.geojson`` or ``.parquet``)."""
-    return files.to_bytes(table, suffix)
+    return files.to_bytes(downloads.csv_safe(table) if suffix == ".csv" else table, suffix)

@@ -8,6 +8,8 @@ an AppTest's first run, ``AppTest.switch_page(file)`` can only hash the file's n
 
 from __future__ import annotations
 
+import re
+
 from streamlit.testing.v1 import AppTest
 from streamlit.util import calc_hash
 
@@ -16,3 +18,9 @@ def open_at(at: AppTest, url_path: str) -> AppTest:
     """Make ``at``'s next run (its first) open the page served at ``url_path``."""
     at._page_hash = calc_hash(url_path)  # what st.Page hashes; AppTest has no public way yet
     return at
+
+
+def plain(text: str) -> str:
+    """What a reader sees of markdown source: the dashboard escapes quoted names and values
+    (dashboard.common.markdown.escape), so compare with the text, not the source."""
+    return re.sub(r"\\(.)", r"\1", text)

@@ -21,6 +21,7 @@ from core.data import ColumnMap, PrepConfig, hat_table, prepare
 from dashboard.common.session import state
 from dashboard.common.source import units
 from dashboard.common.view import maps
+from tests.app.links import plain
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app.py")
@@ -81,7 +82,7 @@ def _oracle(**config) -> tuple:
 
 
 def _caption(at: AppTest) -> str:
-    return " ".join(c.value for c in at.sidebar.caption if c.value.startswith("In use"))
+    return plain(" ".join(c.value for c in at.sidebar.caption if c.value.startswith("In use")))
 
 
 @pytest.fixture(scope="module")
@@ -107,7 +108,7 @@ def test_upload_survives_pages_and_follows_u_and_resolution(uploaded):
     _ok(at)
     assert at.session_state[state.HAT] in set(hats["hat"])
     assert "In use: **ais.csv**" in _caption(at)
-    assert any("Kept for this session: **ais.csv**" in c.value for c in at.sidebar.caption)
+    assert any("Kept for this session: **ais.csv**" in plain(c.value) for c in at.sidebar.caption)
 
     # U and resolution changed elsewhere still apply to the upload
     at.sidebar.number_input(key=state.UPPER).set_value(30.0).run()
@@ -125,7 +126,7 @@ def test_upload_survives_pages_and_follows_u_and_resolution(uploaded):
     got = _metrics(at)
     assert got["Clamped into [0, 30] knots"] == f"{rep.clamped:,}"
     assert got["HATs"] == f"{rep.hats:,}"
-    assert any("[0, 30]" in m.value for m in at.markdown if "lamp" in m.value)
+    assert any("[0, 30]" in plain(m.value) for m in at.markdown if "lamp" in m.value)
     shown = _hats_frame(at)
     assert shown["hat"].tolist() == hats["hat"].tolist()
     assert all(h3.get_resolution(c) == 8 for c in shown["cell"])

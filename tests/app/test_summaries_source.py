@@ -11,6 +11,7 @@ from core.data import load_demo, prepare
 from core.data.summaries import write_summaries
 from dashboard.common.session import state
 from dashboard.common.source import datadir
+from tests.app.links import plain
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
 DATA_PAGE = "dashboard/data/page.py"
@@ -66,5 +67,5 @@ def test_other_settings_than_the_files_are_one_message_and_keep_data(summaries_f
     before = _rows_read(at)
     at.sidebar.number_input(key=state.UPPER).set_value(80.0).run()
     assert not at.exception
-    assert at.error and "prepared with U = 65" in at.error[0].value
+    assert at.error and "prepared with U = 65" in plain(at.error[0].value)
     assert _rows_read(at) == before

@@ -15,7 +15,7 @@ from core import lessons, worstcase
 from core.data import hat_data, hat_table, load_demo, prepare
 from dashboard.common.session import state, url
 from dashboard.hexagon import state as hs
-from tests.app.links import open_at
+from tests.app.links import open_at, plain
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app.py")
@@ -85,7 +85,7 @@ def test_moving_a_control_updates_the_link(demo):
 def test_bad_link_values_are_ignored_with_one_message():
     at = _open({"eps": "lots", "res": "99", "mech": "baseline,magic", "hat": "x/y"}, ONE)
     assert not at.error, [e.value for e in at.error]
-    infos = [i.value for i in at.info if "ignored" in i.value]
+    infos = [plain(i.value) for i in at.info if "ignored" in i.value]
     assert len(infos) == 1 and "eps='lots'" in infos[0] and "res='99'" in infos[0]
     assert at.session_state[state.EPSILON] == 1.0
     assert at.session_state[state.RESOLUTION] == 7
@@ -100,7 +100,7 @@ def test_a_hat_missing_from_the_data_falls_back_with_a_message(demo):
 def test_a_link_to_an_uploaded_file_asks_for_the_same_file():
     at = _open({"source": "upload", "file": "0123456789abcdef", "name": "ships.csv"}, ONE)
     assert at.session_state[state.SOURCE] == "upload"
-    assert any("ships.csv" in i.value and "Upload the same file" in i.value for i in at.info)
+    assert any("ships.csv" in plain(i.value) and "Upload the same file" in i.value for i in at.info)
     assert at.query_params["file"] in ("0123456789abcdef", ["0123456789abcdef"])
 
 
@@ -159,6 +159,7 @@ def test_a_link_to_an_upload_restores_its_view_once_the_same_file_is_loaded():
     from core.data import ColumnMap
     from core.data import hat_table as table_of
     from core.data import prepare as prepare_raw
+    from dashboard.common.source import uploads
     from dashboard.common.source.compute import DataSpec, Source
 
     raw = load_demo().head(4_000)
@@ -168,12 +169,14 @@ def test_a_link_to_an_upload_restores_its_view_once_the_same_file_is_loaded():
     link = {"source": "upload", "file": source.digest[:16], "name": "small.csv", "hat": second,
             "eps": "2"}  # fmt: skip
     at = _open(link, ONE)
-    assert any("small.csv" in i.value for i in at.info)  # asks for the file
+    assert any("small.csv" in plain(i.value) for i in at.info)  # asks for the file
     spec = DataSpec(source=source, columns=ColumnMap().as_tuple())
     at.session_state[state.APPLIED] = spec.to_state()  # what the sidebar stores after an upload
+    uploads.put("a-link-test", "small.csv", source.digest, payload)  # and its bytes
     at.run()
     assert not at.exception, [e.value for e in at.exception]
-    assert not any("small.csv" in i.value for i in at.info)
+    assert not any("small.csv" in plain(i.value) for i in at.info)
     assert at.session_state[state.HAT] == second and at.session_state[state.EPSILON] == 2.0
     link_now = at.sidebar.code[0].value
     assert f"file={source.digest[:16]}" in link_now and "name=small.csv" in link_now
+    uploads.drop("a-link-test")

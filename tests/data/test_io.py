@@ -209,3 +209,64 @@ def test_a_file_over_the_budget_is_refused_before_it_is_parsed(monkeypatch, fmt)
     monkeypatch.undo()
     handle.seek(0)
     assert prepare_file(handle, max_bytes=2**30).report.records > 0
+
+
+def test_estimate_of_csv_samples_head_middle_and_tail(tmp_path):
+    """A file that starts with long lines (a wide free-text column early on) and goes on with
+    short ones: the first 64 kB alone under-estimated its rows several times."""
+    from core.data.io import BYTES_PER_ROW, estimate_memory
+
+    long_line = b"bus-0001,21.2,72.8,2024-03-05 08:10:00,30.5," + b"x" * 400 + b"\n"
+    short = b"b1,21.2,72.8,2024-03-05 08:10:00,30.5,\n"
+    body = b"user_id,lat,lon,timestamp,speed,note\n" + long_line * 200 + short * 200_000
+    rows = (estimate_memory(body, "csv") - 2 * len(body)) / BYTES_PER_ROW
+    assert rows == pytest.approx(200_200, rel=0.35)
+    path = tmp_path / "r.csv"
+    path.write_bytes(body)
+    assert estimate_memory(str(path), "csv") == estimate_memory(body, "csv")
+
+
+@pytest.mark.parametrize(
+    ("header", "shown"),
+    [
+        (b"user_id,lat,lon,timestamp,speed,Speed", "'speed', 'Speed'"),
+        (b"user_id,lat,lon,timestamp,speed,speed", "'speed', 'speed'"),
+        (b"USER_ID,user_id,lat,lon,timestamp,speed", "'USER_ID', 'user_id'"),
+    ],
+)
+def test_repeated_headers_ignoring_case_are_refused_with_their_names(tmp_path, header, shown):
+    body = header + b"\n" + b"a,b,21.2,72.8,2024-03-05 08:10,3\n"
+    with pytest.raises(HexplorerError, match=f"repeats column names \\(ignoring case\\): {shown}"):
+        read_table(body)
+    path = tmp_path / "dup.csv"
+    path.write_bytes(body)
+    with pytest.raises(HexplorerError, match="repeats column names"):
+        prepare_file(path)
+    from core.data.io import column_names
+
+    with pytest.raises(HexplorerError, match="repeats column names"):
+        column_names(path)
+
+
+def test_repeated_parquet_columns_ignoring_case_are_refused(tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    path = tmp_path / "dup.parquet"
+    pq.write_table(pa.table({"user_id": ["a"], "speed": [1.0], "SPEED": [2.0]}), path)
+    with pytest.raises(HexplorerError, match="'speed', 'SPEED'"):
+        read_table(path)
+
+
+@pytest.mark.parametrize("name", ["records.csv.gz", "records.zip", "r.CSV.GZ"])
+def test_compressed_files_are_refused_in_one_line(tmp_path, name):
+    import gzip
+
+    path = tmp_path / name
+    path.write_bytes(gzip.compress(b"user_id,lat,lon,timestamp,speed\na,1,1,2024-01-01,1\n"))
+    with pytest.raises(HexplorerError, match=r"is compressed \(\.\w+\): decompress it first"):
+        read_table(path)
+    handle = io.BytesIO(path.read_bytes())
+    handle.name = name
+    with pytest.raises(HexplorerError, match="decompress it first"):
+        read_table(handle)

@@ -20,6 +20,7 @@ from core.data import ColumnMap, PrepConfig, load_demo, prepare_file  # noqa: E4
 from core.data.spark import prepare_spark, session  # noqa: E402
 from core.data.summaries import read_metadata, read_summaries  # noqa: E402
 from core.errors import HexplorerError  # noqa: E402
+from tests.data.test_ids import _mixed  # noqa: E402
 from tests.data.test_summaries import _dirty, _with_repeats  # noqa: E402
 
 pytestmark = pytest.mark.filterwarnings(
@@ -112,6 +113,32 @@ def _cli_engine_spark(spark, tmp_path):
     )
 
 
+def _canonical_ids(spark, tmp_path, fmt):
+    """Spellings of one id (spaces, 7.0, NFD, case) over many partitions: the same users and
+    the same count of merged ids as the default engine, case-folded too."""
+    raw = _mixed()
+    src = tmp_path / f"ids.{fmt}"
+    raw.to_csv(src, index=False) if fmt == "csv" else raw.to_parquet(src, row_group_size=150)
+    old = {k: spark.conf.get(k) for k in _SMALL}
+    try:
+        for k, v in _SMALL.items():
+            spark.conf.set(k, v)
+        for config in (PrepConfig(), PrepConfig(ids="casefold")):
+            expected = prepare_file(src, config=config)
+            assert expected.report.ids_merged > expected.report.ids_merged_into > 0
+            report = prepare_spark(src, tmp_path / "s.parquet", config=config, spark=spark)
+            _same(tmp_path / "s.parquet", expected, report)
+    finally:
+        for k, v in old.items():
+            spark.conf.set(k, v)
+    floats = _dirty(n=300)
+    floats["user_id"] = floats["user_id"].str.replace("u", "36600000").astype(float)
+    floats.to_parquet(tmp_path / "f.parquet")  # one missing id: float64, 366000001.0
+    report = prepare_spark(tmp_path / "f.parquet", tmp_path / "s.parquet", spark=spark)
+    _same(tmp_path / "s.parquet", prepare_file(tmp_path / "f.parquet"), report)
+    assert "366000001" in set(read_summaries(tmp_path / "s.parquet").summaries["user_id"])
+
+
 def _errors_are_one_line(spark, tmp_path):
     src = tmp_path / "x.csv"
     src.write_text("a,b\n1,2\n")
@@ -134,6 +161,8 @@ CASES: dict[str, Callable] = {
     "repeats over partitions, csv": lambda s, p: _repeats_over_partitions(s, p, "csv"),
     "zone-aware timestamps": _zone_aware_timestamps,
     "cli --engine spark": _cli_engine_spark,
+    "canonical ids, csv": lambda s, p: _canonical_ids(s, p, "csv"),
+    "canonical ids, parquet": lambda s, p: _canonical_ids(s, p, "parquet"),
     "one-line errors": _errors_are_one_line,
 }
 

@@ -241,3 +241,33 @@ def test_streaming_refuses_nested_columns_in_one_line(tmp_path):
     raw.write_parquet(tmp_path / "nested.parquet")
     with pytest.raises(HexplorerError, match="Column 'speed' holds List"):
         prepare_to_file(tmp_path / "nested.parquet", tmp_path / "s.parquet")
+
+
+@pytest.mark.parametrize(
+    ("column", "value", "reason"),
+    [
+        ("m", -5, "m < 1"),
+        ("m", 0, "m < 1"),
+        ("s", -1.0, r"s outside \[0, m·U\]"),
+        ("s", 1e9, r"s outside \[0, m·U\]"),
+        ("q", -1.0, "q < 0"),
+        ("q", float("nan"), "q < 0 or not a number"),
+    ],
+)
+def test_summaries_values_no_preparation_gives_are_refused(tmp_path, capsys, column, value, reason):
+    """A summaries file edited by hand (m = -5, s > m·U, q < 0) is refused on read, by the
+    library and by every command, in one line."""
+    path = write_summaries(prepare(load_demo().head(2000)), tmp_path / "s.parquet")
+    table = pq.read_table(path)
+    values = table.column(column).to_pylist()
+    values[3] = value
+    index = table.schema.get_field_index(column)
+    table = table.set_column(index, table.schema.field(column), pa.array(values))
+    pq.write_table(table, path)  # the schema's metadata is kept
+    with pytest.raises(HexplorerError, match=f"no preparation gives: 1 row with {reason}"):
+        read_summaries(path)
+    from core.cli import main
+
+    assert main(["hats", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert "no preparation gives" in err and len(err.strip().splitlines()) == 1

@@ -47,6 +47,7 @@ import streamlit as st
 from core.data import HOUR_OF_DAY
 from core.mechanisms import MECHANISMS
 from core.params import EPSILON_MAX, EPSILON_MIN
+from dashboard.common.markdown import escape
 from dashboard.common.session import state
 from dashboard.common.source import keep
 
@@ -268,7 +269,7 @@ def read_once() -> None:
             ss[LINK_FILE] = None
         if bad:
             st.info(
-                "Some settings of this link were ignored: " + "; ".join(bad) + ".",
+                "Some settings of this link were ignored: " + escape("; ".join(bad)) + ".",
                 icon=":material/link_off:",
             )
     _upload_note()
@@ -291,7 +292,7 @@ def _upload_note() -> None:
     if current == wanted:
         ss[LINK_FILE] = None  # restored: the parameters now apply to this file
         return
-    name = ss.get(LINK_NAME) or "the same file"
+    name = escape(ss.get(LINK_NAME) or "the same file")  # a link's text: never markdown
     if current is None:
         st.info(
             f"This link was made with an uploaded file, **{name}**. Upload the same file in the "
@@ -335,7 +336,8 @@ def _hat_note() -> None:
     ss[LINK_HAT] = None
     if ss.get(state.HAT) not in (None, asked):
         st.info(
-            f"The link's hexagon-hour {asked} is not in this data; showing {ss[state.HAT]}.",
+            f"The link's hexagon-hour {escape(asked)} is not in this data; showing "
+            f"{escape(ss[state.HAT])}.",
             icon=":material/link_off:",
         )
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 import io
 import os
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 
 import numpy as np
 import pandas as pd
@@ -37,7 +37,7 @@ from core.errors import HexplorerError
 from core.hat import HatData
 from core.mechanisms import get_mechanism, mechanism_rng
 from dashboard.common.cache import cached, keyed
-from dashboard.common.source import datadir, democache, limits
+from dashboard.common.source import datadir, democache, limits, uploads
 
 
 @keyed
@@ -109,7 +109,7 @@ class DataSpec:
     def to_state(self) -> dict:
         """Plain parameters for session state."""
         out = asdict(self)
-        out["source"] = asdict(self.source)
+        out["source"] = {**asdict(self.source), "payload": None}  # bytes: uploads.by_digest
         return out
 
     @classmethod
@@ -152,8 +152,12 @@ def _server_path(source: Source):
 
 
 def _named_bytes(source: Source) -> io.BytesIO:
-    """An upload's bytes as a named file object (core reads the name)."""
-    handle = io.BytesIO(source.payload or b"")
+    """An upload's bytes as a named file object (core reads the name); the bytes come from the
+    server's upload store (dashboard.common.source.uploads) unless the Source carries them."""
+    payload = source.payload if source.payload is not None else uploads.by_digest(source.digest)
+    if payload is None:
+        raise HexplorerError(uploads.released_message(source.name))
+    handle = io.BytesIO(payload)
     handle.name = source.name
     return handle
 
@@ -165,13 +169,11 @@ def _summaries_handle(source: Source):
 @cached(max_entries=8)
 def summaries_columns(source: Source) -> tuple[str, str, str, str, str] | None:
     """The column mapping a summaries file (``hexplorer prepare``) was prepared with, or None
-    when the source holds raw records (or is refused: preparing it reports why)."""
-    try:
-        if source.kind == "demo" or not is_summaries(_summaries_handle(source)):
-            return None
-        return read_metadata(_summaries_handle(source))["columns"].as_tuple()
-    except HexplorerError:
+    when the source holds raw records. A file that claims to be a summaries file but whose
+    metadata is broken raises HexplorerError, as the CLI refuses it (not a column prompt)."""
+    if source.kind == "demo" or not is_summaries(_summaries_handle(source)):
         return None
+    return read_metadata(_summaries_handle(source))["columns"].as_tuple()
 
 
 @cached(max_entries=6)
@@ -185,7 +187,7 @@ def prepared(spec: DataSpec) -> Prepared:
         )
     if summaries_columns(spec.source) is not None:  # `hexplorer prepare` did the work
         result = read_summaries(_summaries_handle(spec.source))
-        if result.config != config:
+        if replace(result.config, ids=config.ids) != config:  # ids: the file's choice stands
             c = result.config
             raise HexplorerError(
                 f"this summaries file was prepared with U = {c.upper:g}, resolution "

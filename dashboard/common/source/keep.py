@@ -20,6 +20,8 @@ from typing import Any
 
 import streamlit as st
 
+from core.errors import HexplorerError
+
 COOKIE = "hexplorer_browser"
 TTL_SECONDS = 3600
 """How long the server keeps an upload for its browser after the upload (one hour)."""
@@ -133,11 +135,17 @@ def keep(name: str, digest: str, payload: bytes) -> Kept:
 def restore(digest_prefix: str) -> dict[str, Any] | None:
     """The upload this browser kept whose digest starts with ``digest_prefix`` (a reloaded
     link's), as the session's kept-upload dict (``state.UPLOADED``), or None."""
+    from dashboard.common.source import uploads
+
     kept = store().get(_cookie_token(), digest_prefix)
     if kept is None:
         return None
-    return {"name": kept.name, "digest": kept.digest, "payload": kept.payload, "file_id": None,
-            "until": kept.until}  # fmt: skip
+    try:  # the session's copy, under the server's upload budget like a new upload
+        uploads.put(uploads.session_token(), kept.name, kept.digest, kept.payload)
+    except HexplorerError:
+        return None
+    return {"name": kept.name, "digest": kept.digest, "size": len(kept.payload),
+            "file_id": None, "until": kept.until}  # fmt: skip
 
 
 def until_text(until: float) -> str:

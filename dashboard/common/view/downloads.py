@@ -19,6 +19,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+import numpy as np
 import pandas as pd
 
 from core.version import software_version
@@ -159,8 +160,47 @@ def with_units(
 
 
 def csv_bytes(df: pd.DataFrame, prov: Provenance) -> bytes:
-    """The CSV a download button serves: ``df`` with its provenance columns, UTF-8."""
-    return with_provenance(df, prov).to_csv(index=False).encode("utf-8")
+    """The CSV a download button serves: ``df`` with its provenance columns, UTF-8, its text
+    cells made safe for spreadsheets (:func:`csv_safe`)."""
+    return csv_safe(with_provenance(df, prov)).to_csv(index=False).encode("utf-8")
+
+
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def _defused(value: object) -> object:
+    if isinstance(value, str) and value.startswith(_FORMULA_START):
+        return "'" + value
+    return value
+
+
+def csv_safe(df: pd.DataFrame) -> pd.DataFrame:
+    """A copy of ``df`` a spreadsheet opens without running anything: every *text* cell and
+    header that begins with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return gets a
+    leading ``'`` (OWASP's advice against CSV injection: user ids, file names and column
+    names come from outside). Numbers are left alone, so a negative number in a numeric
+    column stays a number; text that looks like one (``"-5"`` in a text column) is quoted.
+    Every CSV the dashboard offers goes through it.
+
+    >>> df = pd.DataFrame({"user_id": ["=HYPERLINK(1)", "bus7", "-5"], "x": [-1.5, 2, 3]})
+    >>> out = csv_safe(df)
+    >>> out["user_id"].tolist(), out["x"].tolist()
+    (["'=HYPERLINK(1)", 'bus7', "'-5"], [-1.5, 2.0, 3.0])
+    """
+    out = df.rename(columns={c: _defused(c) for c in df.columns if isinstance(c, str)})
+    for c in out.columns:
+        col = out[c]
+        if not (col.dtype == object or pd.api.types.is_string_dtype(col)):
+            continue  # numbers, booleans, times: a spreadsheet reads them as values
+        values = col.to_numpy(dtype=object, copy=True)
+        risky = np.fromiter(
+            (isinstance(v, str) and v.startswith(_FORMULA_START) for v in values), bool, len(values)
+        )
+        if risky.any():
+            values[risky] = ["'" + v for v in values[risky]]
+            out = out.copy() if out is df else out
+            out[c] = pd.Series(values, index=col.index, dtype=col.dtype)
+    return out
 
 
 def _slug(text: str) -> str:

@@ -11,6 +11,7 @@ import streamlit as st
 from streamlit.errors import StreamlitAPIException
 
 from core.errors import HexplorerError
+from dashboard.common.markdown import escape
 from dashboard.common.session import shown
 from dashboard.common.source.units import Units
 from dashboard.common.view import downloads, figures, liveplot
@@ -89,7 +90,7 @@ def csv_maker(df: pd.DataFrame, provenance: Provenance | None = None) -> Callabl
     download: a rerun pays nothing for CSVs nobody takes). ``df`` is a cached value nobody
     mutates, so the bytes are those of the table shown."""
     if provenance is None:
-        return lambda: df.to_csv(index=False).encode("utf-8")
+        return lambda: downloads.csv_safe(df).to_csv(index=False).encode("utf-8")
     return lambda: downloads.csv_bytes(df, provenance)
 
 
@@ -125,4 +126,4 @@ def errors_shown() -> Iterator[None]:
     try:
         yield
     except HexplorerError as exc:
-        st.error(str(exc), icon=":material/error:")
+        st.error(escape(str(exc)), icon=":material/error:")  # quotes names from outside

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import dataclasses
 
+import pytest
+
+from core.errors import HexplorerError
 from dashboard.common.session import state
 from dashboard.common.session.selection import picked_row
 from dashboard.common.source.compute import DataSpec, Source
@@ -50,7 +53,16 @@ def test_upload_identity_is_its_content_not_its_name():
 def test_spec_round_trips_through_session_state():
     spec = _spec(source=Source.upload("a.csv", b"abc"), upper=70.0, slot="30min")
     back = DataSpec.from_state(spec.to_state())
-    assert back.key() == spec.key() and back.source.payload == b"abc"
+    assert back.key() == spec.key() and back.source.payload is None  # no bytes in the session
+    from dashboard.common.source import compute, uploads
+
+    uploads.put("round-trip", "a.csv", spec.source.digest, b"abc")  # the server's store has them
+    try:
+        assert compute._named_bytes(back.source).read() == b"abc"
+    finally:
+        uploads.drop("round-trip")
+    with pytest.raises(HexplorerError, match="was released after 15 minutes unused"):
+        compute._named_bytes(back.source)
 
 
 def test_state_defaults_cover_every_persistent_widget():

@@ -102,3 +102,37 @@ def test_file_name_says_what_it_is_and_is_safe():
 def test_provenance_refuses_bad_fields(bad):
     with pytest.raises(ValueError):
         Provenance(**bad)
+
+
+HOSTILE = ['=HYPERLINK("https://evil.example","x")', "+1+1", "-2+3", "@SUM(A1)", "\tx", "ok"]
+
+
+def _cells(data: bytes) -> pd.DataFrame:
+    return pd.read_csv(io.BytesIO(data), dtype=str, keep_default_na=False)
+
+
+def test_every_csv_download_neutralises_formula_cells_but_keeps_numbers():
+    """Rejected-row examples carry user ids from the file; the data name is the file's:
+    a spreadsheet must not run them. Negative numbers in numeric columns stay numbers."""
+    df = pd.DataFrame(
+        {"user_id": HOSTILE, "=cmd|' /C calc'!A0": ["a"] * 6, "error": [-1.5, 2, -3, 4, 5, 6]}
+    )
+    prov = Provenance(data="=evil.csv", fingerprint="abcdef123456", upper=65.0)
+    from dashboard.common.view import ui
+
+    for data in (downloads.csv_bytes(df, prov), ui.csv_maker(df)(), ui.csv_maker(df, prov)()):
+        cells = _cells(data)
+        assert cells["user_id"].tolist() == ["'" + h for h in HOSTILE[:-1]] + ["ok"]
+        assert "'=cmd|' /C calc'!A0" in cells.columns  # a header from the file too
+        assert cells["error"].tolist() == ["-1.5", "2.0", "-3.0", "4.0", "5.0", "6.0"]
+    assert _cells(downloads.csv_bytes(df, prov))["data"].tolist() == ["'=evil.csv"] * 6
+    carriage = pd.DataFrame({"user_id": ["\r=1+1"]})
+    assert b"'\r=1+1" in ui.csv_maker(carriage)()
+
+
+def test_the_publish_pages_csv_is_neutralised_too():
+    from dashboard.publish import compute as publish
+
+    table = pd.DataFrame({"hat": ["-x/h08", "c/h08"], "noisy_mean": [-1.0, 3.0]})
+    cells = _cells(publish.file_bytes(table, ".csv"))
+    assert cells["hat"].tolist() == ["'-x/h08", "c/h08"] and cells["noisy_mean"][0] == "-1.0"
