@@ -48,6 +48,7 @@ import hashlib
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 import pandas as pd
@@ -209,7 +210,11 @@ class HatBatch:
         m_ℓ, descending inside each segment (ties by user id, as :class:`HatData`).
     sums : float64 (n,)
         s_ℓ in the same order.
-    user_ids : ndarray of str (n,)
+    users : polars.Series of str (n,)
+        The user ids, in the order of the summaries given; ``users[user_rows]`` (all of
+        ``users`` when ``user_rows`` is None) are the rows' ids, :attr:`user_ids` them as a
+        numpy array, made when first asked for (the vectorised releases never need them).
+    user_rows : int64 (n,) or None
     upper : float
         U.
     """
@@ -218,13 +223,21 @@ class HatBatch:
     offsets: np.ndarray
     counts: np.ndarray
     sums: np.ndarray
-    user_ids: np.ndarray
+    users: pl.Series
+    user_rows: np.ndarray | None
     upper: float
 
     @classmethod
-    def from_summaries(cls, summaries: pd.DataFrame, upper: float = 65.0) -> HatBatch:
-        """Build the batch from ``Prepared.summaries`` (any row order; select rows first to
-        release a slot or a day)."""
+    def from_summaries(
+        cls, summaries: pd.DataFrame | pl.DataFrame, upper: float = 65.0
+    ) -> HatBatch:
+        """Build the batch from ``Prepared.summaries`` (pandas or polars, any row order; select
+        rows first to release a slot or a day).
+
+        Summaries as a summaries file holds them (sorted by hat, then user_id) need only a
+        stable sort by count inside each HAT, on integers; other orders are sorted by (hat,
+        count descending, user_id) on the text.
+        """
         upper = check_upper(upper)
         missing = [c for c in ("hat", "user_id", "m", "s") if c not in summaries.columns]
         if missing:
@@ -233,26 +246,56 @@ class HatBatch:
             )
         if len(summaries) == 0:
             raise HexplorerError("There are no HATs to release: the summaries are empty.")
-        frame = pl.from_pandas(summaries[["hat", "user_id", "m", "s"]]).sort(
-            ["hat", "m", "user_id"], descending=[False, True, False]
+        if isinstance(summaries, pl.DataFrame):
+            frame = summaries.select("hat", "user_id", "m", "s")
+        else:
+            frame = pl.from_pandas(summaries[["hat", "user_id", "m", "s"]])
+        frame = frame.with_columns(
+            pl.col("hat").rle_id().alias("_seg"),
+            (pl.col("user_id") > pl.col("user_id").shift(1)).fill_null(True).alias("_up"),
         )
-        hat_col = frame.get_column("hat")
-        starts = np.flatnonzero(
-            np.concatenate(
-                ([True], (hat_col.slice(1) != hat_col.slice(0, len(hat_col) - 1)).to_numpy())
-            )
-        )
-        counts = frame.get_column("m").to_numpy().astype(np.int64)
+        counts = frame.get_column("m").cast(pl.Int64).to_numpy()
         if counts.min() < 1:
             raise HexplorerError("Every count m must be >= 1.")
+        seg = frame.get_column("_seg").cast(pl.Int64).to_numpy()
+        n = seg.size
+        starts = np.flatnonzero(np.concatenate(([True], seg[1:] != seg[:-1])))
+        hats = frame.get_column("hat").gather(starts)
+        rows: np.ndarray | None = None
+        in_order = bool((hats.slice(1) > hats.slice(0, hats.len() - 1)).all()) and bool(
+            frame.get_column("_up").gather(np.flatnonzero(seg[1:] == seg[:-1]) + 1).all()
+        )
+        if in_order:  # sorted by (hat, user_id): a stable sort by count inside each HAT
+            top = int(counts.max()) + 1
+            rows = np.argsort(seg * top + (top - 1 - counts), kind="stable")
+            sums = frame.get_column("s").cast(pl.Float64).to_numpy()[rows]
+            counts = counts[rows]
+            users = frame.get_column("user_id").cast(pl.String)
+        else:
+            frame = frame.sort(["hat", "m", "user_id"], descending=[False, True, False])
+            counts = frame.get_column("m").cast(pl.Int64).to_numpy()
+            hat_col = frame.get_column("hat")
+            starts = np.flatnonzero(
+                np.concatenate(([True], (hat_col.slice(1) != hat_col.slice(0, n - 1)).to_numpy()))
+            )
+            hats = hat_col.gather(starts)
+            sums = frame.get_column("s").cast(pl.Float64).to_numpy()
+            users = frame.get_column("user_id").cast(pl.String)
         return cls(
-            hats=hat_col.gather(starts).to_numpy().astype(str),
-            offsets=np.append(starts, len(frame)).astype(np.int64),
+            hats=hats.to_numpy().astype(str),
+            offsets=np.append(starts, n).astype(np.int64),
             counts=counts,
-            sums=frame.get_column("s").to_numpy().astype(np.float64),
-            user_ids=frame.get_column("user_id").to_numpy().astype(str),
+            sums=sums,
+            users=users,
+            user_rows=rows,
             upper=upper,
         )
+
+    @cached_property
+    def user_ids(self) -> np.ndarray:
+        """The user ids of the rows as a numpy array of str (made once, when first asked for)."""
+        users = self.users if self.user_rows is None else self.users.gather(self.user_rows)
+        return users.to_numpy().astype(str)
 
     @property
     def n_hats(self) -> int:
@@ -263,9 +306,9 @@ class HatBatch:
         """L per HAT."""
         return np.diff(self.offsets)
 
-    @property
+    @cached_property
     def segment(self) -> np.ndarray:
-        """The HAT index of every user row."""
+        """The HAT index of every user row (made once)."""
         return np.repeat(np.arange(self.n_hats), self.lengths)
 
     def hat_data(self, h: int) -> HatData:
@@ -418,13 +461,46 @@ def wraparound_means(b: HatBatch, m_ub: np.ndarray) -> tuple[np.ndarray, np.ndar
 
 
 def bestfit_assign(b: HatBatch, m_ub: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """BestFit (SPEC section 2) for every HAT in lockstep over runs of equal Γ.
+    """BestFit (SPEC section 2) for every HAT: (array index of every user row within its HAT,
+    K̄ per HAT). Equal, HAT by HAT, to :func:`core.grouping.bestfit_fill`."""
+    return _bestfit(b.offsets, b.segment, _gamma(b, m_ub), m_ub)
 
-    Returns (array index of every user row within its HAT, K̄ per HAT). Equal, HAT by HAT, to
-    :func:`core.grouping.bestfit_fill` (the run-by-run form described there).
+
+def _bestfit(
+    offsets: np.ndarray, seg: np.ndarray, gamma: np.ndarray, m_ub: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`bestfit_assign` on flat arrays (segments ``offsets``, HAT of each row ``seg``).
+
+    A HAT whose Γ are all equal (m_* >= m_UB, or one distinct count; on a city fleet's shape,
+    where the median user of most HATs has one record, nearly every HAT) is closed form: each
+    array takes ``per = ⌊m_UB/Γ⌋`` users in order, so user j goes to array ``⌊j/per⌋`` and
+    K̄ = ⌈L/per⌉. The other HATs go through :func:`_bestfit_lockstep`.
     """
-    seg = b.segment
-    gamma = _gamma(b, m_ub)
+    starts, lengths = offsets[:-1], np.diff(offsets)
+    g_first = gamma[starts]
+    uniform = g_first == gamma[offsets[1:] - 1]
+    per = np.where(uniform, m_ub // g_first, 1)
+    assign = (np.arange(gamma.size) - starts[seg]) // per[seg]
+    k = -(-lengths // per)
+    hard = np.flatnonzero(~uniform)
+    if hard.size:
+        rows = _ranges(starts[hard], lengths[hard])
+        sub_lengths = lengths[hard]
+        assign[rows], k[hard] = _bestfit_lockstep(
+            np.concatenate(([0], np.cumsum(sub_lengths))),
+            np.repeat(np.arange(hard.size), sub_lengths),
+            gamma[rows],
+            m_ub[hard],
+        )
+    return assign, k
+
+
+def _bestfit_lockstep(
+    offsets: np.ndarray, seg: np.ndarray, gamma: np.ndarray, m_ub: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """BestFit in lockstep over HATs, run by run of equal Γ (the form of
+    :func:`core.grouping.bestfit_fill`): step r places the r-th run of every HAT at once."""
+    n_hats = m_ub.size
     n = gamma.size
     assign = np.empty(n, dtype=np.int64)
     run_start = np.flatnonzero(
@@ -433,9 +509,9 @@ def bestfit_assign(b: HatBatch, m_ub: np.ndarray) -> tuple[np.ndarray, np.ndarra
     run_len = np.diff(np.append(run_start, n))
     run_hat = seg[run_start]
     run_g = gamma[run_start]
-    run_rank = np.arange(run_start.size) - np.searchsorted(run_start, b.offsets[:-1])[run_hat]
+    run_rank = np.arange(run_start.size) - np.searchsorted(run_start, offsets[:-1])[run_hat]
     cap = m_ub
-    n_open = np.zeros(b.n_hats, dtype=np.int64)  # arrays opened per HAT (indices 0..n_open-1)
+    n_open = np.zeros(n_hats, dtype=np.int64)  # arrays opened per HAT (indices 0..n_open-1)
     # arrays with room left: HAT, index, fill
     a_hat = np.zeros(0, np.int64)
     a_idx = np.zeros(0, np.int64)
@@ -445,9 +521,9 @@ def bestfit_assign(b: HatBatch, m_ub: np.ndarray) -> tuple[np.ndarray, np.ndarra
     for r in range(int(run_rank.max()) + 1):
         runs = order[bounds[r] : bounds[r + 1]]  # the r-th run of each HAT that has one, by HAT
         hats = run_hat[runs]
-        g_of = np.zeros(b.n_hats, np.int64)
+        g_of = np.zeros(n_hats, np.int64)
         g_of[hats] = run_g[runs]
-        need_of = np.zeros(b.n_hats, np.int64)
+        need_of = np.zeros(n_hats, np.int64)
         need_of[hats] = run_len[runs]
         # candidate arrays: in an active HAT, with room for Γ
         ok = (g_of[a_hat] > 0) & (a_fill <= cap[a_hat] - g_of[a_hat])
@@ -463,7 +539,7 @@ def bestfit_assign(b: HatBatch, m_ub: np.ndarray) -> tuple[np.ndarray, np.ndarra
         take = np.clip(need_of[ch] - before, 0, per)
         used = take > 0
         # fresh arrays (next unused indices) for what the candidates cannot hold
-        held = np.bincount(ch, weights=take, minlength=b.n_hats).astype(np.int64)
+        held = np.bincount(ch, weights=take, minlength=n_hats).astype(np.int64)
         rest = need_of[hats] - held[hats]
         per_fresh = cap[hats] // run_g[runs]
         n_fresh = -(-rest // per_fresh)
@@ -516,8 +592,8 @@ def _seg_cumsum(values: np.ndarray, offsets: np.ndarray) -> np.ndarray:
 
 def bestfit_means(b: HatBatch, m_ub: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """BestFit f_arr per HAT and K̄ per HAT."""
-    assign, k = bestfit_assign(b, m_ub)
     gamma = _gamma(b, m_ub)
+    assign, k = _bestfit(b.offsets, b.segment, gamma, m_ub)
     base = np.concatenate(([0], np.cumsum(k)))
     glob = base[b.segment] + assign
     sums = np.bincount(glob, weights=gamma * (b.sums / b.counts), minlength=int(base[-1]))

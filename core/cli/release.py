@@ -72,7 +72,7 @@ def run_all(args: argparse.Namespace) -> Any:
     suffixes = (".csv", ".parquet") if args.seed is not None else OUTPUT_SUFFIXES
     target = common.output_path(args.output, force=args.force, suffixes=suffixes)
     (epsilon,) = common.epsilons([args.epsilon])
-    summaries = common.prepared(args).summaries
+    summaries = _summaries(args)
     if args.slot_filter is not None or args.day is not None:
         summaries = select_grids(summaries, slot=args.slot_filter, day=args.day)
     batch = HatBatch.from_summaries(summaries, upper=args.upper)
@@ -91,6 +91,20 @@ def run_all(args: argparse.Namespace) -> Any:
         "hats": int(len(table)),
         "published": False,
     }
+
+
+def _summaries(args: argparse.Namespace) -> Any:
+    """The per-(HAT, user) summaries ``--all`` releases: read straight into polars from a
+    summaries file (no pandas) when no filter needs them as pandas, else prepared."""
+    from pathlib import Path
+
+    from core.data.summaries import is_summaries, read_summary_frame
+
+    if args.slot_filter is None and args.day is None and args.data is not None:
+        path = Path(args.data)
+        if path.is_file() and is_summaries(path):
+            return read_summary_frame(path, ["hat", "user_id", "m", "s"])
+    return common.prepared(args).summaries
 
 
 def publish_all(args: argparse.Namespace, batch, epsilon: float, target) -> dict[str, Any]:

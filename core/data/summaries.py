@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
+import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 
@@ -55,6 +56,7 @@ __all__ = [
     "metadata",
     "read_metadata",
     "read_summaries",
+    "read_summary_frame",
     "write_summaries",
 ]
 
@@ -209,3 +211,27 @@ def read_summaries(path: Any) -> Prepared:
     return Prepared(
         summaries=summaries, report=body["report"], config=body["config"], columns=body["columns"]
     )
+
+
+def read_summary_frame(path: Any, columns: list[str] | None = None) -> pl.DataFrame:
+    """Columns of a summaries file as a polars DataFrame, in the file's order (no pandas, no
+    copy of the text columns into Python objects): what ``release --all`` reads.
+
+    Raises
+    ------
+    HexplorerError
+        One line, as :func:`read_summaries`.
+    """
+    read_metadata(path)
+    if hasattr(path, "seek"):
+        path.seek(0)
+    wanted = SUMMARY_COLUMNS if columns is None else columns
+    types = {"m": pl.Int64, "s": pl.Float64, "q": pl.Float64}
+    frame = pl.read_parquet(path, columns=wanted)
+    try:
+        return frame.cast({c: types.get(c, pl.String) for c in wanted}, strict=True)
+    except pl.exceptions.PolarsError as exc:
+        first = str(exc).strip().splitlines()[0]
+        raise HexplorerError(
+            f"'{_name(path)}' has summary columns of the wrong type: {first}"
+        ) from None

@@ -91,3 +91,24 @@ def test_seeded_release_all_is_bit_equal_to_before(cities, city, name):
     batch = HatBatch.from_summaries(cities[city])
     table = release_all(name, batch, 0.7, seed=20261126)
     assert digest(table) == RELEASES[(city, name)]
+
+
+def test_the_batch_is_the_same_from_polars_and_from_any_row_order(cities):
+    """The fast path (rows sorted by hat, user_id: a stable sort by count on integers) and the
+    text sort of any other order build the same batch."""
+    import polars as pl
+
+    summaries = cities["demo"]
+    sorted_batch = HatBatch.from_summaries(summaries)
+    shuffled = summaries.sample(frac=1.0, random_state=3)
+    for other in (
+        HatBatch.from_summaries(pl.from_pandas(summaries)),
+        HatBatch.from_summaries(shuffled),
+    ):
+        assert other.hats.tolist() == sorted_batch.hats.tolist()
+        assert other.offsets.tolist() == sorted_batch.offsets.tolist()
+        assert other.counts.tolist() == sorted_batch.counts.tolist()
+        assert other.sums.tobytes() == sorted_batch.sums.tobytes()
+        assert other.user_ids.tolist() == sorted_batch.user_ids.tolist()
+    assert sorted_batch.user_rows is not None  # the demo's rows are in file order: fast path
+    assert HatBatch.from_summaries(shuffled).user_rows is None
