@@ -112,3 +112,16 @@ def test_the_batch_is_the_same_from_polars_and_from_any_row_order(cities):
         assert other.user_ids.tolist() == sorted_batch.user_ids.tolist()
     assert sorted_batch.user_rows is not None  # the demo's rows are in file order: fast path
     assert HatBatch.from_summaries(shuffled).user_rows is None
+
+
+def test_the_streamed_summaries_file_is_bit_equal_to_before(tmp_path):
+    """``hexplorer prepare``'s engine (out of core, sorted on one integer key): the summaries
+    file it writes reads back to the same digest as the in-memory summaries above."""
+    from core.data.stream import prepare_to_file
+    from core.data.summaries import read_summaries
+
+    raw = tmp_path / "fleet.parquet"
+    _fleet_module().write_fleet(raw, 60_000, seed=5, n_users=300)
+    target = tmp_path / "s.parquet"
+    prepare_to_file(raw, target, config=PrepConfig(resolution=8), batch_rows=25_000)
+    assert digest(read_summaries(target).summaries) == SUMMARIES["fleet"]
