@@ -10,13 +10,10 @@ segments at once:
 - m_UB per HAT: median (``arrayavg-*``), m^(ε) (``opt-arrayavg``: E(m) at each distinct count
   from segment prefix sums, SPEC section 4; HATs whose best candidates tie within the float
   screening tolerance are settled by :func:`core.worstcase.m_opt`, exactly as the loop does);
-- WrapAround (SPEC section 2): array boundaries of all HATs with one ``searchsorted`` in the
-  concatenated cumulative counts;
-- BestFit (SPEC section 2): the run-by-run form of :func:`core.grouping.bestfit_fill` advanced
-  in lockstep over HATs: step r places the r-th run of equal Γ of every HAT at once (the
-  candidate arrays of all HATs sorted by (HAT, fill descending, index), capacities by prefix
-  sums, users assigned by ``searchsorted``). The number of steps is the largest number of
-  distinct Γ in one HAT, not the number of HATs or users;
+- WrapAround and BestFit (SPEC section 2) over all HATs at once in
+  :mod:`core.citywide.batch_grouping`: BestFit is closed form in a HAT whose clipped counts are
+  all equal (most HATs of a city fleet) and advances in lockstep over runs of equal Γ in the
+  others;
 - the Laplace noise of each HAT from that HAT's own generator (the seed rule below), computed
   for all HATs at once.
 
@@ -32,7 +29,7 @@ HAT do not vectorise without re-implementing them, and the loop keeps their test
 it): the generator of HAT ``hat`` for mechanism ``name`` and seed ``seed`` is
 ``numpy.random.Generator(numpy.random.Philox(key=k))`` with
 ``k = int.from_bytes(blake2b(f"{seed}|{name}|{hat}", digest_size=16), "little")``
-(:func:`hat_rng`). The single-HAT loop with that generator gives the same estimate as this
+(:func:`hat_rng`, in :mod:`core.citywide.seeds`). The single-HAT loop with that generator gives the same estimate as this
 module: integers (m_UB, K̄) and the noise bit for bit, the noiseless value up to the order of
 floating-point summation (numpy's pairwise sums per HAT against segment sums here; a relative
 difference of order 1e-15). For the vectorised mechanisms the first Laplace draw of every
@@ -44,8 +41,6 @@ These are simulated releases (SPEC section 7): nothing is published.
 
 from __future__ import annotations
 
-import hashlib
-import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
@@ -55,6 +50,8 @@ import pandas as pd
 import polars as pl
 
 from core import worstcase
+from core.citywide.batch_grouping import bestfit_assign, bestfit_means, wraparound_means
+from core.citywide.seeds import first_laplace, hat_key, hat_keys, hat_rng
 from core.errors import HexplorerError
 from core.hat import HatData
 from core.mechanisms import MECHANISMS, get_mechanism, release
@@ -95,101 +92,10 @@ __all__ = [
     "first_laplace",
     "release_all",
     "release_loop",
+    "bestfit_assign",
+    "bestfit_means",
+    "wraparound_means",
 ]
-
-
-# ---------------------------------------------------------------------------------------------
-# The seed rule
-
-
-def hat_key(seed: int, mechanism: str, hat: str) -> int:
-    """The 128-bit Philox key of one HAT's generator (see the module's seed rule).
-
-    >>> hat_key(7, "baseline", "8742d9d69ffffff/h08") == hat_key(7, "baseline", "8742d9d69ffffff/h08")
-    True
-    """
-    text = f"{int(seed)}|{mechanism}|{hat}".encode()
-    return int.from_bytes(hashlib.blake2b(text, digest_size=16).digest(), "little")
-
-
-def hat_rng(seed: int, mechanism: str, hat: str) -> np.random.Generator:
-    """The generator of HAT ``hat`` for ``mechanism`` under ``seed`` (the module's seed rule)."""
-    return np.random.Generator(np.random.Philox(key=hat_key(seed, mechanism, hat)))
-
-
-_M64 = np.uint64(0xFFFFFFFFFFFFFFFF)
-_M32 = np.uint64(0xFFFFFFFF)
-_PHILOX_M0 = np.uint64(0xD2E7470EE14C6C93)
-_PHILOX_M1 = np.uint64(0xCA5A826395121157)
-_PHILOX_W0 = np.uint64(0x9E3779B97F4A7C15)
-_PHILOX_W1 = np.uint64(0xBB67AE8584CAA73B)
-
-
-def _mulhilo(a: np.uint64, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """High and low 64 bits of the 128-bit products a * b (uint64 arrays, 32-bit limbs)."""
-    a0, a1 = a & _M32, a >> np.uint64(32)
-    b0, b1 = b & _M32, b >> np.uint64(32)
-    p00, p01, p10, p11 = a0 * b0, a0 * b1, a1 * b0, a1 * b1
-    mid = (p00 >> np.uint64(32)) + (p01 & _M32) + (p10 & _M32)
-    hi = p11 + (p01 >> np.uint64(32)) + (p10 >> np.uint64(32)) + (mid >> np.uint64(32))
-    lo = a * b  # wraps modulo 2**64
-    return hi, lo
-
-
-def _philox_first(k0: np.ndarray, k1: np.ndarray) -> np.ndarray:
-    """First 64-bit output of ``Philox(key=[k0, k1])`` (counter 0, incremented to 1 first)."""
-    n = k0.size
-    c = [
-        np.ones(n, np.uint64),
-        np.zeros(n, np.uint64),
-        np.zeros(n, np.uint64),
-        np.zeros(n, np.uint64),
-    ]
-    key0, key1 = k0.copy(), k1.copy()
-    for r in range(10):
-        if r:
-            key0 = key0 + _PHILOX_W0
-            key1 = key1 + _PHILOX_W1
-        hi0, lo0 = _mulhilo(_PHILOX_M0, c[0])
-        hi1, lo1 = _mulhilo(_PHILOX_M1, c[2])
-        c = [hi1 ^ c[1] ^ key0, lo1, hi0 ^ c[3] ^ key1, lo0]
-    return c[0]
-
-
-def hat_keys(seed: int, mechanism: str, hats) -> np.ndarray:
-    """:func:`hat_key` of many HATs as a (H, 2) uint64 array (low word, high word)."""
-    prefix = hashlib.blake2b(digest_size=16)
-    prefix.update(f"{int(seed)}|{mechanism}|".encode())
-    digests = []
-    for hat in hats:
-        h = prefix.copy()
-        h.update(str(hat).encode())
-        digests.append(h.digest())
-    return np.frombuffer(b"".join(digests), dtype="<u8").reshape(-1, 2).astype(np.uint64)
-
-
-def first_laplace(keys: np.ndarray, scale: np.ndarray) -> np.ndarray:
-    """``Generator(Philox(key=k)).laplace(0.0, scale_k, 1)[0]`` for every key, vectorised.
-
-    ``keys`` is (H, 2) uint64 (:func:`hat_keys`). numpy's ``random_laplace``: U = next_double;
-    U >= 0.5 gives ``0 - b log(2 - U - U)``, 0 < U < 0.5 gives ``0 + b log(U + U)``; U = 0
-    (probability 2**-53) draws again, done here by numpy itself for that key. ``log`` is the C
-    library's (Python's ``math.log``), as in numpy's sampler.
-    """
-    keys = np.asarray(keys, dtype=np.uint64).reshape(-1, 2)
-    with np.errstate(over="ignore"):
-        bits = _philox_first(keys[:, 0].copy(), keys[:, 1].copy())
-    u = (bits >> np.uint64(11)).astype(np.float64) * (1.0 / 9007199254740992.0)
-    scale = np.broadcast_to(np.asarray(scale, dtype=np.float64), u.shape)
-    upper = u >= 0.5
-    arg = np.where(upper, 2.0 - u - u, u + u)
-    log = math.log
-    logs = np.array([log(x) if x > 0 else 0.0 for x in arg.tolist()])
-    out = np.where(upper, 0.0 - scale * logs, 0.0 + scale * logs)
-    for i in np.flatnonzero(u == 0.0).tolist():  # pragma: no cover - probability 2**-53
-        key = int(keys[i, 0]) | (int(keys[i, 1]) << 64)
-        out[i] = np.random.Generator(np.random.Philox(key=key)).laplace(0.0, scale[i], 1)[0]
-    return out
 
 
 # ---------------------------------------------------------------------------------------------
@@ -418,190 +324,6 @@ def _m_convex(b: HatBatch) -> np.ndarray:
     for h in np.flatnonzero(distinct > 1).tolist():
         out[h] = worstcase.m_convex(c[b.offsets[h] : b.offsets[h + 1]])
     return out
-
-
-# ---------------------------------------------------------------------------------------------
-# Groupings over all HATs
-
-
-def _gamma(b: HatBatch, m_ub: np.ndarray) -> np.ndarray:
-    return np.minimum(b.counts, m_ub[b.segment])
-
-
-def wraparound_means(b: HatBatch, m_ub: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """WrapAround (SPEC section 2) for every HAT: (f_arr per HAT, K per HAT)."""
-    seg = b.segment
-    gamma = _gamma(b, m_ub)
-    xbar = b.sums / b.counts
-    total = b.seg_sum(gamma)  # integers: exact
-    k = total // m_ub
-    if np.any(k < 1):  # cannot happen for m_ub in [m_*, m*]
-        raise HexplorerError("No array of m_UB samples can be formed in some HAT.")
-    lengths = b.lengths
-    # per HAT: c_j, v_j (j = 0..L) as the loop has them, stored at row o + j + h (one extra
-    # leading 0 per HAT)
-    c_loc = np.cumsum(gamma) - (np.cumsum(gamma) - gamma)[b.offsets[:-1]][seg]  # exact ints
-    v_loc = _seg_cumsum(gamma * xbar, b.offsets)
-    n_bounds = k + 1
-    hb = np.repeat(np.arange(b.n_hats), n_bounds)
-    j = np.arange(n_bounds.sum()) - np.repeat(np.cumsum(n_bounds) - n_bounds, n_bounds)
-    bound = j * m_ub[hb]
-    # user index u (0-based in its HAT) with c_u <= bound < c_{u+1}: c_{u+1} = c_loc[o + u]
-    key = seg * (int(c_loc.max()) + 1) + c_loc  # sorted: HAT, then cumulative count
-    u = np.searchsorted(key, hb * (int(c_loc.max()) + 1) + bound, side="right")
-    u = np.minimum(u - b.offsets[:-1][hb], lengths[hb] - 1)
-    row = b.offsets[:-1][hb] + u
-    c_u = np.where(u > 0, c_loc[row - 1], 0)
-    v_u = np.where(u > 0, v_loc[row - 1], 0.0)
-    cum = v_u + (bound - c_u) * xbar[row]
-    means = np.diff(cum) / m_ub[hb][1:]
-    keep = hb[1:] == hb[:-1]  # differences inside one HAT
-    sums = np.bincount(hb[1:][keep], weights=means[keep], minlength=b.n_hats)
-    return sums / k, k
-
-
-def bestfit_assign(b: HatBatch, m_ub: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """BestFit (SPEC section 2) for every HAT: (array index of every user row within its HAT,
-    K̄ per HAT). Equal, HAT by HAT, to :func:`core.grouping.bestfit_fill`."""
-    return _bestfit(b.offsets, b.segment, _gamma(b, m_ub), m_ub)
-
-
-def _bestfit(
-    offsets: np.ndarray, seg: np.ndarray, gamma: np.ndarray, m_ub: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`bestfit_assign` on flat arrays (segments ``offsets``, HAT of each row ``seg``).
-
-    A HAT whose Γ are all equal (m_* >= m_UB, or one distinct count; on a city fleet's shape,
-    where the median user of most HATs has one record, nearly every HAT) is closed form: each
-    array takes ``per = ⌊m_UB/Γ⌋`` users in order, so user j goes to array ``⌊j/per⌋`` and
-    K̄ = ⌈L/per⌉. The other HATs go through :func:`_bestfit_lockstep`.
-    """
-    starts, lengths = offsets[:-1], np.diff(offsets)
-    g_first = gamma[starts]
-    uniform = g_first == gamma[offsets[1:] - 1]
-    per = np.where(uniform, m_ub // g_first, 1)
-    assign = (np.arange(gamma.size) - starts[seg]) // per[seg]
-    k = -(-lengths // per)
-    hard = np.flatnonzero(~uniform)
-    if hard.size:
-        rows = _ranges(starts[hard], lengths[hard])
-        sub_lengths = lengths[hard]
-        assign[rows], k[hard] = _bestfit_lockstep(
-            np.concatenate(([0], np.cumsum(sub_lengths))),
-            np.repeat(np.arange(hard.size), sub_lengths),
-            gamma[rows],
-            m_ub[hard],
-        )
-    return assign, k
-
-
-def _bestfit_lockstep(
-    offsets: np.ndarray, seg: np.ndarray, gamma: np.ndarray, m_ub: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
-    """BestFit in lockstep over HATs, run by run of equal Γ (the form of
-    :func:`core.grouping.bestfit_fill`): step r places the r-th run of every HAT at once."""
-    n_hats = m_ub.size
-    n = gamma.size
-    assign = np.empty(n, dtype=np.int64)
-    run_start = np.flatnonzero(
-        np.concatenate(([True], (gamma[1:] != gamma[:-1]) | (seg[1:] != seg[:-1])))
-    )
-    run_len = np.diff(np.append(run_start, n))
-    run_hat = seg[run_start]
-    run_g = gamma[run_start]
-    run_rank = np.arange(run_start.size) - np.searchsorted(run_start, offsets[:-1])[run_hat]
-    cap = m_ub
-    n_open = np.zeros(n_hats, dtype=np.int64)  # arrays opened per HAT (indices 0..n_open-1)
-    # arrays with room left: HAT, index, fill
-    a_hat = np.zeros(0, np.int64)
-    a_idx = np.zeros(0, np.int64)
-    a_fill = np.zeros(0, np.int64)
-    order = np.argsort(run_rank, kind="stable")
-    bounds = np.searchsorted(run_rank[order], np.arange(int(run_rank.max()) + 2))
-    for r in range(int(run_rank.max()) + 1):
-        runs = order[bounds[r] : bounds[r + 1]]  # the r-th run of each HAT that has one, by HAT
-        hats = run_hat[runs]
-        g_of = np.zeros(n_hats, np.int64)
-        g_of[hats] = run_g[runs]
-        need_of = np.zeros(n_hats, np.int64)
-        need_of[hats] = run_len[runs]
-        # candidate arrays: in an active HAT, with room for Γ
-        ok = (g_of[a_hat] > 0) & (a_fill <= cap[a_hat] - g_of[a_hat])
-        cand = np.flatnonzero(ok)
-        cand = cand[np.lexsort((a_idx[cand], -a_fill[cand], a_hat[cand]))]
-        ch = a_hat[cand]
-        per = (cap[ch] - a_fill[cand]) // g_of[ch]
-        # capacity of the earlier candidates of the same HAT
-        excl = np.cumsum(per) - per
-        heads = np.flatnonzero(np.concatenate(([True], ch[1:] != ch[:-1]))) if ch.size else ch
-        head_of = heads[np.searchsorted(heads, np.arange(ch.size), side="right") - 1]
-        before = excl - excl[head_of]
-        take = np.clip(need_of[ch] - before, 0, per)
-        used = take > 0
-        # fresh arrays (next unused indices) for what the candidates cannot hold
-        held = np.bincount(ch, weights=take, minlength=n_hats).astype(np.int64)
-        rest = need_of[hats] - held[hats]
-        per_fresh = cap[hats] // run_g[runs]
-        n_fresh = -(-rest // per_fresh)
-        run_of = np.repeat(np.arange(hats.size), n_fresh)
-        fh = hats[run_of]
-        fj = np.arange(run_of.size) - (np.cumsum(n_fresh) - n_fresh)[run_of]
-        f_idx = n_open[fh] + fj
-        f_take = np.minimum(per_fresh[run_of], rest[run_of] - fj * per_fresh[run_of])
-        n_open[hats] += n_fresh
-        # users of each run in order: candidates (fill desc, index), then the fresh arrays
-        e_hat = np.concatenate((ch[used], fh))
-        e_idx = np.concatenate((a_idx[cand][used], f_idx))
-        e_take = np.concatenate((take[used], f_take))
-        e_order = np.argsort(e_hat, kind="stable")
-        assign[_ranges(run_start[runs], run_len[runs])] = np.repeat(e_idx[e_order], e_take[e_order])
-        # new fills; full arrays leave the table
-        a_fill = a_fill.copy()
-        a_fill[cand[used]] += take[used] * g_of[ch[used]]
-        a_hat = np.concatenate((a_hat, fh))
-        a_idx = np.concatenate((a_idx, f_idx))
-        a_fill = np.concatenate((a_fill, f_take * g_of[fh]))
-        keep = a_fill < cap[a_hat]
-        a_hat, a_idx, a_fill = a_hat[keep], a_idx[keep], a_fill[keep]
-    return assign, n_open
-
-
-def _ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
-    """Concatenated ``arange(s, s + l)`` for every (s, l)."""
-    heads = np.cumsum(lengths) - lengths
-    return np.arange(int(lengths.sum())) + np.repeat(starts - heads, lengths)
-
-
-def _seg_cumsum(values: np.ndarray, offsets: np.ndarray) -> np.ndarray:
-    """``np.cumsum`` of every segment, restarted at 0 (bit for bit the per-HAT cumsum): rows of
-    a zero-padded 2-D array per length class, summed along the row."""
-    out = np.empty_like(values)
-    lengths = np.diff(offsets)
-    cls = np.ceil(np.log2(np.maximum(lengths, 1))).astype(np.int64)
-    for c in np.unique(cls).tolist():
-        hs = np.flatnonzero(cls == c)
-        width = int(lengths[hs].max())
-        grid = np.zeros((hs.size, width))
-        col = np.arange(width)
-        mask = col[None, :] < lengths[hs][:, None]
-        idx = offsets[hs][:, None] + col[None, :]
-        grid[mask] = values[idx[mask]]
-        out[idx[mask]] = np.cumsum(grid, axis=1)[mask]
-    return out
-
-
-def bestfit_means(b: HatBatch, m_ub: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """BestFit f_arr per HAT and K̄ per HAT."""
-    gamma = _gamma(b, m_ub)
-    assign, k = _bestfit(b.offsets, b.segment, gamma, m_ub)
-    base = np.concatenate(([0], np.cumsum(k)))
-    glob = base[b.segment] + assign
-    sums = np.bincount(glob, weights=gamma * (b.sums / b.counts), minlength=int(base[-1]))
-    fills = np.bincount(glob, weights=gamma, minlength=int(base[-1]))
-    means = sums / fills
-    hat_of_array = np.repeat(np.arange(b.n_hats), k)
-    f_arr = np.bincount(hat_of_array, weights=means, minlength=b.n_hats) / k
-    return f_arr, k
 
 
 # ---------------------------------------------------------------------------------------------
