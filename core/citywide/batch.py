@@ -41,7 +41,7 @@ These are simulated releases (SPEC section 7): nothing is published.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -91,6 +91,7 @@ __all__ = [
     "evaluate_all",
     "first_laplace",
     "release_all",
+    "release_batches",
     "release_loop",
     "bestfit_assign",
     "bestfit_means",
@@ -522,3 +523,50 @@ def release_loop(
         if progress is not None and (h + 1) % 1000 == 0:
             progress(h + 1, batch.n_hats)
     return pd.DataFrame(rows, columns=RELEASE_COLUMNS)
+
+
+def release_batches(
+    name: str,
+    frames: Iterable[pl.DataFrame],
+    epsilon: float,
+    *,
+    seed: int,
+    upper: float = 65.0,
+) -> pd.DataFrame:
+    """:func:`release_all` of summaries that come in pieces sorted by HAT (a summaries file read
+    row group by row group), a piece at a time: memory holds one piece, not the summaries.
+
+    The rows of a piece's last HAT wait for the next piece (a HAT may straddle two). By the
+    seed rule a HAT's release depends on its own rows only, so the table is bit for bit
+    :func:`release_all` of the whole. Pieces whose HATs are not in ascending order are refused
+    (:class:`HexplorerError`): read such summaries whole.
+    """
+    parts: list[pd.DataFrame] = []
+    held: pl.DataFrame | None = None
+    last: str | None = None
+    for frame in frames:
+        if frame.height == 0:
+            continue
+        if held is not None:
+            frame = pl.concat([held, frame], how="vertical_relaxed")
+        hats = frame.get_column("hat")
+        first = hats[0]
+        if (last is not None and first < last) or not hats.is_sorted():
+            raise HexplorerError(
+                "The summaries are not sorted by HAT, so they cannot be released piece by piece."
+            )
+        tail = hats[-1]
+        done = frame.filter(pl.col("hat") != tail)
+        held = frame.filter(pl.col("hat") == tail)
+        last = tail
+        if done.height:
+            parts.append(
+                release_all(name, HatBatch.from_summaries(done, upper=upper), epsilon, seed=seed)
+            )
+    if held is not None and held.height:
+        parts.append(
+            release_all(name, HatBatch.from_summaries(held, upper=upper), epsilon, seed=seed)
+        )
+    if not parts:
+        raise HexplorerError("There are no HATs to release: the summaries are empty.")
+    return pd.concat(parts, ignore_index=True)

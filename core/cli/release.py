@@ -72,6 +72,13 @@ def run_all(args: argparse.Namespace) -> Any:
     suffixes = (".csv", ".parquet") if args.seed is not None else OUTPUT_SUFFIXES
     target = common.output_path(args.output, force=args.force, suffixes=suffixes)
     (epsilon,) = common.epsilons([args.epsilon])
+    if args.seed is not None and _whole_file(args):
+        from core.citywide.batch import release_batches
+        from core.data.summaries import summary_pieces
+
+        pieces = summary_pieces(args.data, ["hat", "user_id", "m", "s"])
+        table = release_batches(args.mechanism, pieces, epsilon, seed=args.seed, upper=args.upper)
+        return _write_simulated(args, table, target, epsilon)
     summaries = _summaries(args)
     if args.slot_filter is not None or args.day is not None:
         summaries = select_grids(summaries, slot=args.slot_filter, day=args.day)
@@ -79,6 +86,10 @@ def run_all(args: argparse.Namespace) -> Any:
     if args.seed is None:
         return publish_all(args, batch, epsilon, target)
     table = release_all(args.mechanism, batch, epsilon, seed=args.seed)
+    return _write_simulated(args, table, target, epsilon)
+
+
+def _write_simulated(args: argparse.Namespace, table: Any, target: Any, epsilon: float) -> Any:
     if str(target).lower().endswith(".parquet"):
         table.to_parquet(target, index=False)
     else:
@@ -98,13 +109,23 @@ def _summaries(args: argparse.Namespace) -> Any:
     summaries file (no pandas) when no filter needs them as pandas, else prepared."""
     from pathlib import Path
 
-    from core.data.summaries import is_summaries, read_summary_frame
+    from core.data.summaries import read_summary_frame
 
-    if args.slot_filter is None and args.day is None and args.data is not None:
-        path = Path(args.data)
-        if path.is_file() and is_summaries(path):
-            return read_summary_frame(path, ["hat", "user_id", "m", "s"])
+    if _whole_file(args):
+        return read_summary_frame(Path(args.data), ["hat", "user_id", "m", "s"])
     return common.prepared(args).summaries
+
+
+def _whole_file(args: argparse.Namespace) -> bool:
+    """Whether ``--all`` releases every HAT of a summaries file (no filter)."""
+    from pathlib import Path
+
+    from core.data.summaries import is_summaries
+
+    if args.slot_filter is not None or args.day is not None or args.data is None:
+        return False
+    path = Path(args.data)
+    return path.is_file() and is_summaries(path)
 
 
 def publish_all(args: argparse.Namespace, batch, epsilon: float, target) -> dict[str, Any]:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterator
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -57,6 +58,7 @@ __all__ = [
     "read_metadata",
     "read_summaries",
     "read_summary_frame",
+    "summary_pieces",
     "write_summaries",
 ]
 
@@ -235,3 +237,24 @@ def read_summary_frame(path: Any, columns: list[str] | None = None) -> pl.DataFr
         raise HexplorerError(
             f"'{_name(path)}' has summary columns of the wrong type: {first}"
         ) from None
+
+
+def summary_pieces(
+    path: Any, columns: list[str] | None = None, rows: int = 2_000_000
+) -> Iterator[pl.DataFrame]:
+    """Columns of a summaries file in pieces of about ``rows`` rows, in the file's order (sorted
+    by HAT): what ``release --all`` releases piece by piece. Types as
+    :func:`read_summary_frame`."""
+    read_metadata(path)
+    wanted = SUMMARY_COLUMNS if columns is None else columns
+    types = {c: {"m": pl.Int64, "s": pl.Float64, "q": pl.Float64}.get(c, pl.String) for c in wanted}
+    for batch in pq.ParquetFile(path).iter_batches(batch_size=rows, columns=wanted):
+        frame = pl.from_arrow(batch)
+        assert isinstance(frame, pl.DataFrame)
+        try:
+            yield frame.cast(types, strict=True)
+        except pl.exceptions.PolarsError as exc:
+            first = str(exc).strip().splitlines()[0]
+            raise HexplorerError(
+                f"'{_name(path)}' has summary columns of the wrong type: {first}"
+            ) from None
