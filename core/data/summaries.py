@@ -247,12 +247,12 @@ def summary_pieces(
     :func:`read_summary_frame`."""
     read_metadata(path)
     wanted = SUMMARY_COLUMNS if columns is None else columns
-    types = {c: {"m": pl.Int64, "s": pl.Float64, "q": pl.Float64}.get(c, pl.String) for c in wanted}
+    types = {"m": pl.Int64, "s": pl.Float64, "q": pl.Float64}
     for batch in pq.ParquetFile(path).iter_batches(batch_size=rows, columns=wanted):
         frame = pl.from_arrow(batch)
         assert isinstance(frame, pl.DataFrame)
         try:
-            yield frame.cast(types, strict=True)
+            yield frame.cast({c: types.get(c, pl.String) for c in wanted}, strict=True)
         except pl.exceptions.PolarsError as exc:
             first = str(exc).strip().splitlines()[0]
             raise HexplorerError(
