@@ -53,3 +53,18 @@ def test_release_all_errors_are_one_line(capsys, raw_csv, tmp_path, extra, needl
     extra = [str(tmp_path / "o.csv") if e == "OUT" else e for e in extra]
     status, out, err = run(capsys, *argv, *extra)
     assert status == 2 and err.count("\n") == 1 and needle in err, err
+
+
+def test_release_all_from_a_summaries_file_is_bit_equal_to_core(capsys, raw_csv, tmp_path):
+    """From a summaries file ``--all`` reads the columns straight into polars: the same table,
+    bit for bit, as the library on the pandas summaries."""
+    from core.data.summaries import write_summaries
+
+    prepared = prepare(pd.read_csv(raw_csv))
+    summaries_file = write_summaries(prepared, tmp_path / "s.parquet")
+    target = tmp_path / "all.parquet"
+    argv = ["release", summaries_file, "--all", "--mechanism", "opt-arrayavg", "--epsilon", "0.5"]
+    status, _, err = run(capsys, *argv, "--seed", "9", "--output", target, "--json")
+    assert status == 0, err
+    expected = release_all("opt-arrayavg", HatBatch.from_summaries(prepared.summaries), 0.5, seed=9)
+    pd.testing.assert_frame_equal(pd.read_parquet(target), expected, check_exact=True)

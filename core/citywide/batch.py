@@ -10,13 +10,10 @@ segments at once:
 - m_UB per HAT: median (``arrayavg-*``), m^(ε) (``opt-arrayavg``: E(m) at each distinct count
   from segment prefix sums, SPEC section 4; HATs whose best candidates tie within the float
   screening tolerance are settled by :func:`core.worstcase.m_opt`, exactly as the loop does);
-- WrapAround (SPEC section 2): array boundaries of all HATs with one ``searchsorted`` in the
-  concatenated cumulative counts;
-- BestFit (SPEC section 2): the run-by-run form of :func:`core.grouping.bestfit_fill` advanced
-  in lockstep over HATs: step r places the r-th run of equal Γ of every HAT at once (the
-  candidate arrays of all HATs sorted by (HAT, fill descending, index), capacities by prefix
-  sums, users assigned by ``searchsorted``). The number of steps is the largest number of
-  distinct Γ in one HAT, not the number of HATs or users;
+- WrapAround and BestFit (SPEC section 2) over all HATs at once in
+  :mod:`core.citywide.batch_grouping`: BestFit is closed form in a HAT whose clipped counts are
+  all equal (most HATs of a city fleet) and advances in lockstep over runs of equal Γ in the
+  others;
 - the Laplace noise of each HAT from that HAT's own generator (the seed rule below), computed
   for all HATs at once.
 
@@ -32,7 +29,7 @@ HAT do not vectorise without re-implementing them, and the loop keeps their test
 it): the generator of HAT ``hat`` for mechanism ``name`` and seed ``seed`` is
 ``numpy.random.Generator(numpy.random.Philox(key=k))`` with
 ``k = int.from_bytes(blake2b(f"{seed}|{name}|{hat}", digest_size=16), "little")``
-(:func:`hat_rng`). The single-HAT loop with that generator gives the same estimate as this
+(:func:`hat_rng`, in :mod:`core.citywide.seeds`). The single-HAT loop with that generator gives the same estimate as this
 module: integers (m_UB, K̄) and the noise bit for bit, the noiseless value up to the order of
 floating-point summation (numpy's pairwise sums per HAT against segment sums here; a relative
 difference of order 1e-15). For the vectorised mechanisms the first Laplace draw of every
@@ -44,16 +41,17 @@ These are simulated releases (SPEC section 7): nothing is published.
 
 from __future__ import annotations
 
-import hashlib
-import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 import pandas as pd
 import polars as pl
 
 from core import worstcase
+from core.citywide.batch_grouping import bestfit_assign, bestfit_means, wraparound_means
+from core.citywide.seeds import first_laplace, hat_key, hat_keys, hat_rng
 from core.errors import HexplorerError
 from core.hat import HatData
 from core.mechanisms import (
@@ -90,102 +88,12 @@ __all__ = [
     "evaluate_all",
     "first_laplace",
     "release_all",
+    "release_batches",
     "release_loop",
+    "bestfit_assign",
+    "bestfit_means",
+    "wraparound_means",
 ]
-
-
-# ---------------------------------------------------------------------------------------------
-# The seed rule
-
-
-def hat_key(seed: int, mechanism: str, hat: str) -> int:
-    """The 128-bit Philox key of one HAT's generator (see the module's seed rule).
-
-    >>> hat_key(7, "baseline", "8742d9d69ffffff/h08") == hat_key(7, "baseline", "8742d9d69ffffff/h08")
-    True
-    """
-    text = f"{int(seed)}|{mechanism}|{hat}".encode()
-    return int.from_bytes(hashlib.blake2b(text, digest_size=16).digest(), "little")
-
-
-def hat_rng(seed: int, mechanism: str, hat: str) -> np.random.Generator:
-    """The generator of HAT ``hat`` for ``mechanism`` under ``seed`` (the module's seed rule)."""
-    return np.random.Generator(np.random.Philox(key=hat_key(seed, mechanism, hat)))
-
-
-_M64 = np.uint64(0xFFFFFFFFFFFFFFFF)
-_M32 = np.uint64(0xFFFFFFFF)
-_PHILOX_M0 = np.uint64(0xD2E7470EE14C6C93)
-_PHILOX_M1 = np.uint64(0xCA5A826395121157)
-_PHILOX_W0 = np.uint64(0x9E3779B97F4A7C15)
-_PHILOX_W1 = np.uint64(0xBB67AE8584CAA73B)
-
-
-def _mulhilo(a: np.uint64, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """High and low 64 bits of the 128-bit products a * b (uint64 arrays, 32-bit limbs)."""
-    a0, a1 = a & _M32, a >> np.uint64(32)
-    b0, b1 = b & _M32, b >> np.uint64(32)
-    p00, p01, p10, p11 = a0 * b0, a0 * b1, a1 * b0, a1 * b1
-    mid = (p00 >> np.uint64(32)) + (p01 & _M32) + (p10 & _M32)
-    hi = p11 + (p01 >> np.uint64(32)) + (p10 >> np.uint64(32)) + (mid >> np.uint64(32))
-    lo = a * b  # wraps modulo 2**64
-    return hi, lo
-
-
-def _philox_first(k0: np.ndarray, k1: np.ndarray) -> np.ndarray:
-    """First 64-bit output of ``Philox(key=[k0, k1])`` (counter 0, incremented to 1 first)."""
-    n = k0.size
-    c = [
-        np.ones(n, np.uint64),
-        np.zeros(n, np.uint64),
-        np.zeros(n, np.uint64),
-        np.zeros(n, np.uint64),
-    ]
-    key0, key1 = k0.copy(), k1.copy()
-    for r in range(10):
-        if r:
-            key0 = key0 + _PHILOX_W0
-            key1 = key1 + _PHILOX_W1
-        hi0, lo0 = _mulhilo(_PHILOX_M0, c[0])
-        hi1, lo1 = _mulhilo(_PHILOX_M1, c[2])
-        c = [hi1 ^ c[1] ^ key0, lo1, hi0 ^ c[3] ^ key1, lo0]
-    return c[0]
-
-
-def hat_keys(seed: int, mechanism: str, hats) -> np.ndarray:
-    """:func:`hat_key` of many HATs as a (H, 2) uint64 array (low word, high word)."""
-    prefix = hashlib.blake2b(digest_size=16)
-    prefix.update(f"{int(seed)}|{mechanism}|".encode())
-    digests = []
-    for hat in hats:
-        h = prefix.copy()
-        h.update(str(hat).encode())
-        digests.append(h.digest())
-    return np.frombuffer(b"".join(digests), dtype="<u8").reshape(-1, 2).astype(np.uint64)
-
-
-def first_laplace(keys: np.ndarray, scale: np.ndarray) -> np.ndarray:
-    """``Generator(Philox(key=k)).laplace(0.0, scale_k, 1)[0]`` for every key, vectorised.
-
-    ``keys`` is (H, 2) uint64 (:func:`hat_keys`). numpy's ``random_laplace``: U = next_double;
-    U >= 0.5 gives ``0 - b log(2 - U - U)``, 0 < U < 0.5 gives ``0 + b log(U + U)``; U = 0
-    (probability 2**-53) draws again, done here by numpy itself for that key. ``log`` is the C
-    library's (Python's ``math.log``), as in numpy's sampler.
-    """
-    keys = np.asarray(keys, dtype=np.uint64).reshape(-1, 2)
-    with np.errstate(over="ignore"):
-        bits = _philox_first(keys[:, 0].copy(), keys[:, 1].copy())
-    u = (bits >> np.uint64(11)).astype(np.float64) * (1.0 / 9007199254740992.0)
-    scale = np.broadcast_to(np.asarray(scale, dtype=np.float64), u.shape)
-    upper = u >= 0.5
-    arg = np.where(upper, 2.0 - u - u, u + u)
-    log = math.log
-    logs = np.array([log(x) if x > 0 else 0.0 for x in arg.tolist()])
-    out = np.where(upper, 0.0 - scale * logs, 0.0 + scale * logs)
-    for i in np.flatnonzero(u == 0.0).tolist():  # pragma: no cover - probability 2**-53
-        key = int(keys[i, 0]) | (int(keys[i, 1]) << 64)
-        out[i] = np.random.Generator(np.random.Philox(key=key)).laplace(0.0, scale[i], 1)[0]
-    return out
 
 
 # ---------------------------------------------------------------------------------------------
@@ -206,7 +114,11 @@ class HatBatch:
         m_ℓ, descending inside each segment (ties by user id, as :class:`HatData`).
     sums : float64 (n,)
         s_ℓ in the same order.
-    user_ids : ndarray of str (n,)
+    users : polars.Series of str (n,)
+        The user ids, in the order of the summaries given; ``users[user_rows]`` (all of
+        ``users`` when ``user_rows`` is None) are the rows' ids, :attr:`user_ids` them as a
+        numpy array, made when first asked for (the vectorised releases never need them).
+    user_rows : int64 (n,) or None
     upper : float
         U.
     """
@@ -215,13 +127,21 @@ class HatBatch:
     offsets: np.ndarray
     counts: np.ndarray
     sums: np.ndarray
-    user_ids: np.ndarray
+    users: pl.Series
+    user_rows: np.ndarray | None
     upper: float
 
     @classmethod
-    def from_summaries(cls, summaries: pd.DataFrame, upper: float = 65.0) -> HatBatch:
-        """Build the batch from ``Prepared.summaries`` (any row order; select rows first to
-        release a slot or a day)."""
+    def from_summaries(
+        cls, summaries: pd.DataFrame | pl.DataFrame, upper: float = 65.0
+    ) -> HatBatch:
+        """Build the batch from ``Prepared.summaries`` (pandas or polars, any row order; select
+        rows first to release a slot or a day).
+
+        Summaries as a summaries file holds them (sorted by hat, then user_id) need only a
+        stable sort by count inside each HAT, on integers; other orders are sorted by (hat,
+        count descending, user_id) on the text.
+        """
         upper = check_upper(upper)
         missing = [c for c in ("hat", "user_id", "m", "s") if c not in summaries.columns]
         if missing:
@@ -230,26 +150,56 @@ class HatBatch:
             )
         if len(summaries) == 0:
             raise HexplorerError("There are no HATs to release: the summaries are empty.")
-        frame = pl.from_pandas(summaries[["hat", "user_id", "m", "s"]]).sort(
-            ["hat", "m", "user_id"], descending=[False, True, False]
+        if isinstance(summaries, pl.DataFrame):
+            frame = summaries.select("hat", "user_id", "m", "s")
+        else:
+            frame = pl.from_pandas(summaries[["hat", "user_id", "m", "s"]])
+        frame = frame.with_columns(
+            pl.col("hat").rle_id().alias("_seg"),
+            (pl.col("user_id") > pl.col("user_id").shift(1)).fill_null(True).alias("_up"),
         )
-        hat_col = frame.get_column("hat")
-        starts = np.flatnonzero(
-            np.concatenate(
-                ([True], (hat_col.slice(1) != hat_col.slice(0, len(hat_col) - 1)).to_numpy())
-            )
-        )
-        counts = frame.get_column("m").to_numpy().astype(np.int64)
+        counts = frame.get_column("m").cast(pl.Int64).to_numpy()
         if counts.min() < 1:
             raise HexplorerError("Every count m must be >= 1.")
+        seg = frame.get_column("_seg").cast(pl.Int64).to_numpy()
+        n = seg.size
+        starts = np.flatnonzero(np.concatenate(([True], seg[1:] != seg[:-1])))
+        hats = frame.get_column("hat").gather(starts)
+        rows: np.ndarray | None = None
+        in_order = bool((hats.slice(1) > hats.slice(0, hats.len() - 1)).all()) and bool(
+            frame.get_column("_up").gather(np.flatnonzero(seg[1:] == seg[:-1]) + 1).all()
+        )
+        if in_order:  # sorted by (hat, user_id): a stable sort by count inside each HAT
+            top = int(counts.max()) + 1
+            rows = np.argsort(seg * top + (top - 1 - counts), kind="stable")
+            sums = frame.get_column("s").cast(pl.Float64).to_numpy()[rows]
+            counts = counts[rows]
+            users = frame.get_column("user_id").cast(pl.String)
+        else:
+            frame = frame.sort(["hat", "m", "user_id"], descending=[False, True, False])
+            counts = frame.get_column("m").cast(pl.Int64).to_numpy()
+            hat_col = frame.get_column("hat")
+            starts = np.flatnonzero(
+                np.concatenate(([True], (hat_col.slice(1) != hat_col.slice(0, n - 1)).to_numpy()))
+            )
+            hats = hat_col.gather(starts)
+            sums = frame.get_column("s").cast(pl.Float64).to_numpy()
+            users = frame.get_column("user_id").cast(pl.String)
         return cls(
-            hats=hat_col.gather(starts).to_numpy().astype(str),
-            offsets=np.append(starts, len(frame)).astype(np.int64),
+            hats=hats.to_numpy().astype(str),
+            offsets=np.append(starts, n).astype(np.int64),
             counts=counts,
-            sums=frame.get_column("s").to_numpy().astype(np.float64),
-            user_ids=frame.get_column("user_id").to_numpy().astype(str),
+            sums=sums,
+            users=users,
+            user_rows=rows,
             upper=upper,
         )
+
+    @cached_property
+    def user_ids(self) -> np.ndarray:
+        """The user ids of the rows as a numpy array of str (made once, when first asked for)."""
+        users = self.users if self.user_rows is None else self.users.gather(self.user_rows)
+        return users.to_numpy().astype(str)
 
     @property
     def n_hats(self) -> int:
@@ -260,9 +210,9 @@ class HatBatch:
         """L per HAT."""
         return np.diff(self.offsets)
 
-    @property
+    @cached_property
     def segment(self) -> np.ndarray:
-        """The HAT index of every user row."""
+        """The HAT index of every user row (made once)."""
         return np.repeat(np.arange(self.n_hats), self.lengths)
 
     def hat_data(self, h: int) -> HatData:
@@ -391,157 +341,6 @@ def _m_convex(b: HatBatch) -> np.ndarray:
     for h in np.flatnonzero(distinct > 1).tolist():
         out[h] = worstcase.m_convex(c[b.offsets[h] : b.offsets[h + 1]])
     return out
-
-
-# ---------------------------------------------------------------------------------------------
-# Groupings over all HATs
-
-
-def _gamma(b: HatBatch, m_ub: np.ndarray) -> np.ndarray:
-    return np.minimum(b.counts, m_ub[b.segment])
-
-
-def wraparound_means(b: HatBatch, m_ub: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """WrapAround (SPEC section 2) for every HAT: (f_arr per HAT, K per HAT)."""
-    seg = b.segment
-    gamma = _gamma(b, m_ub)
-    xbar = b.sums / b.counts
-    total = b.seg_sum(gamma)  # integers: exact
-    k = total // m_ub
-    if np.any(k < 1):  # cannot happen for m_ub in [m_*, m*]
-        raise HexplorerError("No array of m_UB samples can be formed in some HAT.")
-    lengths = b.lengths
-    # per HAT: c_j, v_j (j = 0..L) as the loop has them, stored at row o + j + h (one extra
-    # leading 0 per HAT)
-    c_loc = np.cumsum(gamma) - (np.cumsum(gamma) - gamma)[b.offsets[:-1]][seg]  # exact ints
-    v_loc = _seg_cumsum(gamma * xbar, b.offsets)
-    n_bounds = k + 1
-    hb = np.repeat(np.arange(b.n_hats), n_bounds)
-    j = np.arange(n_bounds.sum()) - np.repeat(np.cumsum(n_bounds) - n_bounds, n_bounds)
-    bound = j * m_ub[hb]
-    # user index u (0-based in its HAT) with c_u <= bound < c_{u+1}: c_{u+1} = c_loc[o + u]
-    key = seg * (int(c_loc.max()) + 1) + c_loc  # sorted: HAT, then cumulative count
-    u = np.searchsorted(key, hb * (int(c_loc.max()) + 1) + bound, side="right")
-    u = np.minimum(u - b.offsets[:-1][hb], lengths[hb] - 1)
-    row = b.offsets[:-1][hb] + u
-    c_u = np.where(u > 0, c_loc[row - 1], 0)
-    v_u = np.where(u > 0, v_loc[row - 1], 0.0)
-    cum = v_u + (bound - c_u) * xbar[row]
-    means = np.diff(cum) / m_ub[hb][1:]
-    keep = hb[1:] == hb[:-1]  # differences inside one HAT
-    sums = np.bincount(hb[1:][keep], weights=means[keep], minlength=b.n_hats)
-    return sums / k, k
-
-
-def bestfit_assign(b: HatBatch, m_ub: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """BestFit (SPEC section 2) for every HAT in lockstep over runs of equal Γ.
-
-    Returns (array index of every user row within its HAT, K̄ per HAT). Equal, HAT by HAT, to
-    :func:`core.grouping.bestfit_fill` (the run-by-run form described there).
-    """
-    seg = b.segment
-    gamma = _gamma(b, m_ub)
-    n = gamma.size
-    assign = np.empty(n, dtype=np.int64)
-    run_start = np.flatnonzero(
-        np.concatenate(([True], (gamma[1:] != gamma[:-1]) | (seg[1:] != seg[:-1])))
-    )
-    run_len = np.diff(np.append(run_start, n))
-    run_hat = seg[run_start]
-    run_g = gamma[run_start]
-    run_rank = np.arange(run_start.size) - np.searchsorted(run_start, b.offsets[:-1])[run_hat]
-    cap = m_ub
-    n_open = np.zeros(b.n_hats, dtype=np.int64)  # arrays opened per HAT (indices 0..n_open-1)
-    # arrays with room left: HAT, index, fill
-    a_hat = np.zeros(0, np.int64)
-    a_idx = np.zeros(0, np.int64)
-    a_fill = np.zeros(0, np.int64)
-    order = np.argsort(run_rank, kind="stable")
-    bounds = np.searchsorted(run_rank[order], np.arange(int(run_rank.max()) + 2))
-    for r in range(int(run_rank.max()) + 1):
-        runs = order[bounds[r] : bounds[r + 1]]  # the r-th run of each HAT that has one, by HAT
-        hats = run_hat[runs]
-        g_of = np.zeros(b.n_hats, np.int64)
-        g_of[hats] = run_g[runs]
-        need_of = np.zeros(b.n_hats, np.int64)
-        need_of[hats] = run_len[runs]
-        # candidate arrays: in an active HAT, with room for Γ
-        ok = (g_of[a_hat] > 0) & (a_fill <= cap[a_hat] - g_of[a_hat])
-        cand = np.flatnonzero(ok)
-        cand = cand[np.lexsort((a_idx[cand], -a_fill[cand], a_hat[cand]))]
-        ch = a_hat[cand]
-        per = (cap[ch] - a_fill[cand]) // g_of[ch]
-        # capacity of the earlier candidates of the same HAT
-        excl = np.cumsum(per) - per
-        heads = np.flatnonzero(np.concatenate(([True], ch[1:] != ch[:-1]))) if ch.size else ch
-        head_of = heads[np.searchsorted(heads, np.arange(ch.size), side="right") - 1]
-        before = excl - excl[head_of]
-        take = np.clip(need_of[ch] - before, 0, per)
-        used = take > 0
-        # fresh arrays (next unused indices) for what the candidates cannot hold
-        held = np.bincount(ch, weights=take, minlength=b.n_hats).astype(np.int64)
-        rest = need_of[hats] - held[hats]
-        per_fresh = cap[hats] // run_g[runs]
-        n_fresh = -(-rest // per_fresh)
-        run_of = np.repeat(np.arange(hats.size), n_fresh)
-        fh = hats[run_of]
-        fj = np.arange(run_of.size) - (np.cumsum(n_fresh) - n_fresh)[run_of]
-        f_idx = n_open[fh] + fj
-        f_take = np.minimum(per_fresh[run_of], rest[run_of] - fj * per_fresh[run_of])
-        n_open[hats] += n_fresh
-        # users of each run in order: candidates (fill desc, index), then the fresh arrays
-        e_hat = np.concatenate((ch[used], fh))
-        e_idx = np.concatenate((a_idx[cand][used], f_idx))
-        e_take = np.concatenate((take[used], f_take))
-        e_order = np.argsort(e_hat, kind="stable")
-        assign[_ranges(run_start[runs], run_len[runs])] = np.repeat(e_idx[e_order], e_take[e_order])
-        # new fills; full arrays leave the table
-        a_fill = a_fill.copy()
-        a_fill[cand[used]] += take[used] * g_of[ch[used]]
-        a_hat = np.concatenate((a_hat, fh))
-        a_idx = np.concatenate((a_idx, f_idx))
-        a_fill = np.concatenate((a_fill, f_take * g_of[fh]))
-        keep = a_fill < cap[a_hat]
-        a_hat, a_idx, a_fill = a_hat[keep], a_idx[keep], a_fill[keep]
-    return assign, n_open
-
-
-def _ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
-    """Concatenated ``arange(s, s + l)`` for every (s, l)."""
-    heads = np.cumsum(lengths) - lengths
-    return np.arange(int(lengths.sum())) + np.repeat(starts - heads, lengths)
-
-
-def _seg_cumsum(values: np.ndarray, offsets: np.ndarray) -> np.ndarray:
-    """``np.cumsum`` of every segment, restarted at 0 (bit for bit the per-HAT cumsum): rows of
-    a zero-padded 2-D array per length class, summed along the row."""
-    out = np.empty_like(values)
-    lengths = np.diff(offsets)
-    cls = np.ceil(np.log2(np.maximum(lengths, 1))).astype(np.int64)
-    for c in np.unique(cls).tolist():
-        hs = np.flatnonzero(cls == c)
-        width = int(lengths[hs].max())
-        grid = np.zeros((hs.size, width))
-        col = np.arange(width)
-        mask = col[None, :] < lengths[hs][:, None]
-        idx = offsets[hs][:, None] + col[None, :]
-        grid[mask] = values[idx[mask]]
-        out[idx[mask]] = np.cumsum(grid, axis=1)[mask]
-    return out
-
-
-def bestfit_means(b: HatBatch, m_ub: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """BestFit f_arr per HAT and K̄ per HAT."""
-    assign, k = bestfit_assign(b, m_ub)
-    gamma = _gamma(b, m_ub)
-    base = np.concatenate(([0], np.cumsum(k)))
-    glob = base[b.segment] + assign
-    sums = np.bincount(glob, weights=gamma * (b.sums / b.counts), minlength=int(base[-1]))
-    fills = np.bincount(glob, weights=gamma, minlength=int(base[-1]))
-    means = sums / fills
-    hat_of_array = np.repeat(np.arange(b.n_hats), k)
-    f_arr = np.bincount(hat_of_array, weights=means, minlength=b.n_hats) / k
-    return f_arr, k
 
 
 # ---------------------------------------------------------------------------------------------
@@ -705,3 +504,50 @@ _RULE_KERNELS = {
     "opt": _m_opt,
     "convex": lambda b, epsilon: _m_convex(b),
 }
+
+
+def release_batches(
+    name: str,
+    frames: Iterable[pl.DataFrame],
+    epsilon: float,
+    *,
+    seed: int,
+    upper: float = 65.0,
+) -> pd.DataFrame:
+    """:func:`release_all` of summaries that come in pieces sorted by HAT (a summaries file read
+    row group by row group), a piece at a time: memory holds one piece, not the summaries.
+
+    The rows of a piece's last HAT wait for the next piece (a HAT may straddle two). By the
+    seed rule a HAT's release depends on its own rows only, so the table is bit for bit
+    :func:`release_all` of the whole. Pieces whose HATs are not in ascending order are refused
+    (:class:`HexplorerError`): read such summaries whole.
+    """
+    parts: list[pd.DataFrame] = []
+    held: pl.DataFrame | None = None
+    last: str | None = None
+    for frame in frames:
+        if frame.height == 0:
+            continue
+        if held is not None:
+            frame = pl.concat([held, frame], how="vertical_relaxed")
+        hats = frame.get_column("hat")
+        first = hats[0]
+        if (last is not None and first < last) or not hats.is_sorted():
+            raise HexplorerError(
+                "The summaries are not sorted by HAT, so they cannot be released piece by piece."
+            )
+        tail = hats[-1]
+        done = frame.filter(pl.col("hat") != tail)
+        held = frame.filter(pl.col("hat") == tail)
+        last = tail
+        if done.height:
+            parts.append(
+                release_all(name, HatBatch.from_summaries(done, upper=upper), epsilon, seed=seed)
+            )
+    if held is not None and held.height:
+        parts.append(
+            release_all(name, HatBatch.from_summaries(held, upper=upper), epsilon, seed=seed)
+        )
+    if not parts:
+        raise HexplorerError("There are no HATs to release: the summaries are empty.")
+    return pd.concat(parts, ignore_index=True)

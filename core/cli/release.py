@@ -79,13 +79,24 @@ def run_all(args: argparse.Namespace) -> Any:
 
         check_writable(target)  # before reading the data: nothing is charged for an unwritable file
     (epsilon,) = common.epsilons([args.epsilon])
-    summaries = common.prepared(args).summaries
+    if args.seed is not None and _whole_file(args):
+        from core.citywide.batch import release_batches
+        from core.data.summaries import summary_pieces
+
+        pieces = summary_pieces(args.data, ["hat", "user_id", "m", "s"])
+        table = release_batches(args.mechanism, pieces, epsilon, seed=args.seed, upper=args.upper)
+        return _write_simulated(args, table, target, epsilon)
+    summaries = _summaries(args)
     if args.slot_filter is not None or args.day is not None:
         summaries = select_grids(summaries, slot=args.slot_filter, day=args.day)
     batch = HatBatch.from_summaries(summaries, upper=args.upper)
     if args.seed is None:
         return publish_all(args, batch, epsilon, target)
     table = release_all(args.mechanism, batch, epsilon, seed=args.seed)
+    return _write_simulated(args, table, target, epsilon)
+
+
+def _write_simulated(args: argparse.Namespace, table: Any, target: Any, epsilon: float) -> Any:
     if str(target).lower().endswith(".parquet"):
         table.to_parquet(target, index=False)
     else:
@@ -98,6 +109,30 @@ def run_all(args: argparse.Namespace) -> Any:
         "hats": int(len(table)),
         "published": False,
     }
+
+
+def _summaries(args: argparse.Namespace) -> Any:
+    """The per-(HAT, user) summaries ``--all`` releases: read straight into polars from a
+    summaries file (no pandas) when no filter needs them as pandas, else prepared."""
+    from pathlib import Path
+
+    from core.data.summaries import read_summary_frame
+
+    if _whole_file(args):
+        return read_summary_frame(Path(args.data), ["hat", "user_id", "m", "s"])
+    return common.prepared(args).summaries
+
+
+def _whole_file(args: argparse.Namespace) -> bool:
+    """Whether ``--all`` releases every HAT of a summaries file (no filter)."""
+    from pathlib import Path
+
+    from core.data.summaries import is_summaries
+
+    if args.slot_filter is not None or args.day is not None or args.data is None:
+        return False
+    path = Path(args.data)
+    return path.is_file() and is_summaries(path)
 
 
 def publish_all(args: argparse.Namespace, batch, epsilon: float, target) -> dict[str, Any]:

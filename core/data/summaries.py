@@ -18,12 +18,14 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterator
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
+import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 
@@ -56,6 +58,8 @@ __all__ = [
     "metadata",
     "read_metadata",
     "read_summaries",
+    "read_summary_frame",
+    "summary_pieces",
     "write_summaries",
 ]
 
@@ -214,7 +218,7 @@ def read_summaries(path: Any) -> Prepared:
     )
 
 
-def check_values(summaries: pd.DataFrame, upper: float, target: str) -> None:
+def check_values(summaries: pd.DataFrame | pl.DataFrame, upper: float, target: str) -> None:
     """Refuse, in one line, summaries that no preparation gives (SPEC section 1: values are
     clamped into [0, U], so each user has ``m >= 1``, ``0 <= s <= m·U`` and ``q >= 0``).
 
@@ -239,10 +243,65 @@ def check_values(summaries: pd.DataFrame, upper: float, target: str) -> None:
         count = int(np.count_nonzero(bad))
         if count:
             i = int(np.flatnonzero(bad)[0])
-            row = summaries.iloc[i]
+            row = (
+                summaries.row(i, named=True)
+                if isinstance(summaries, pl.DataFrame)
+                else (summaries.iloc[i])
+            )
             raise HexplorerError(
                 f"'{target}' holds summaries no preparation gives: {count:,} "
                 f"row{'s' if count > 1 else ''} with {label} (e.g. {column} = {row[column]:g} "
                 f"for user {str(row['user_id'])!r} in {row['hat']}); prepare the raw records "
                 "again with `hexplorer prepare`."
             )
+
+
+def read_summary_frame(path: Any, columns: list[str] | None = None) -> pl.DataFrame:
+    """Columns of a summaries file as a polars DataFrame, in the file's order (no pandas, no
+    copy of the text columns into Python objects): what ``release --all`` reads.
+
+    Raises
+    ------
+    HexplorerError
+        One line, as :func:`read_summaries`.
+    """
+    body = read_metadata(path)
+    if hasattr(path, "seek"):
+        path.seek(0)
+    wanted = SUMMARY_COLUMNS if columns is None else columns
+    types = {"m": pl.Int64, "s": pl.Float64, "q": pl.Float64}
+    frame = pl.read_parquet(path, columns=wanted)
+    try:
+        frame = frame.cast({c: types.get(c, pl.String) for c in wanted}, strict=True)
+    except pl.exceptions.PolarsError as exc:
+        first = str(exc).strip().splitlines()[0]
+        raise HexplorerError(
+            f"'{_name(path)}' has summary columns of the wrong type: {first}"
+        ) from None
+    if {"hat", "user_id", "m", "s", "q"} <= set(frame.columns):
+        check_values(frame, body["config"].upper, _name(path))
+    return frame
+
+
+def summary_pieces(
+    path: Any, columns: list[str] | None = None, rows: int = 2_000_000
+) -> Iterator[pl.DataFrame]:
+    """Columns of a summaries file in pieces of about ``rows`` rows, in the file's order (sorted
+    by HAT): what ``release --all`` releases piece by piece. Types as
+    :func:`read_summary_frame`."""
+    body = read_metadata(path)
+    wanted = SUMMARY_COLUMNS if columns is None else columns
+    types = {"m": pl.Int64, "s": pl.Float64, "q": pl.Float64}
+    for batch in pq.ParquetFile(path).iter_batches(batch_size=rows, columns=wanted):
+        frame = pl.from_arrow(batch)
+        assert isinstance(frame, pl.DataFrame)
+        try:
+            frame = frame.cast({c: types.get(c, pl.String) for c in wanted}, strict=True)
+        except pl.exceptions.PolarsError as exc:
+            first = str(exc).strip().splitlines()[0]
+            raise HexplorerError(
+                f"'{_name(path)}' has summary columns of the wrong type: {first}"
+            ) from None
+        if {"hat", "user_id", "m", "s", "q"} <= set(frame.columns):
+            check_values(frame, body["config"].upper, _name(path))
+        yield frame

@@ -1,0 +1,382 @@
+"""SPEC section 1 steps 1-4 on one batch of raw records: reject, drop zeros, clamp, H3 cell and
+timeslot (:func:`clean_records`), row by row, so any engine can run it on pieces of a file.
+
+What is not row by row (the count of repeated rows, the time-zone note) leaves as per-row
+hashes and per-batch zones for :mod:`core.data.tally` to add up over the whole input.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any, cast
+
+import numpy as np
+import polars as pl
+
+from core.data import ids
+from core.data.aggregation import cell_ids_of
+from core.data.config import ColumnMap, PrepConfig
+from core.errors import HexplorerError
+
+_US_PER_S = 1_000_000
+_US_PER_H = 3_600 * _US_PER_S
+_MAX_EPOCH_S = 1e11  # about year 5138: larger "epoch seconds" are not times
+_N_EXAMPLES = 5
+_OFFSET_RE = r"(?:[Zz]|\s*(?:UTC|GMT)?[+-]\d{2}:?\d{2})$"
+
+__all__ = ["Cleaned", "check_types", "clean_records", "zone_note"]
+
+
+class _Clock:
+    """Seconds per phase into a dict, when one is given (``bench/bench_prepare.py``)."""
+
+    def __init__(self, timings: dict[str, float] | None) -> None:
+        self.timings = timings
+        self.last = time.perf_counter()
+
+    def tick(self, phase: str) -> None:
+        if self.timings is not None:
+            now = time.perf_counter()
+            self.timings[phase] = self.timings.get(phase, 0.0) + now - self.last
+            self.last = now
+
+
+def _number(col: str, dtype: pl.DataType) -> tuple[pl.Expr, pl.Expr]:
+    """(value as Float64 or null, missing flag) for a column that should hold numbers."""
+    c = pl.col(col)
+    if dtype.is_numeric():
+        v = c.cast(pl.Float64)
+        missing = v.is_null() | v.is_nan()
+        return v, missing
+    if dtype == pl.String:
+        text = c.str.strip_chars()
+        missing = (
+            c.is_null()
+            | (text == "")
+            | text.str.to_lowercase().is_in(["nan", "na", "null", "none"])
+        )
+        return text.cast(pl.Float64, strict=False), missing
+    if dtype == pl.Boolean or dtype == pl.Null:
+        return pl.lit(None, dtype=pl.Float64), c.is_null()
+    return c.cast(pl.String).str.strip_chars().cast(pl.Float64, strict=False), c.is_null()
+
+
+def _time_us(frame: pl.DataFrame, col: str) -> tuple[pl.Expr, pl.Expr]:
+    """(wall-clock microseconds since 1970-01-01 or null, missing flag)."""
+    c = pl.col(col)
+    dtype = frame.schema[col]
+    if isinstance(dtype, pl.Datetime):
+        expr = c.dt.replace_time_zone(None) if dtype.time_zone else c
+        return expr.cast(pl.Datetime("us")).dt.epoch("us"), c.is_null()
+    if dtype == pl.Date:
+        return c.cast(pl.Datetime("us")).dt.epoch("us"), c.is_null()
+    if dtype.is_numeric():
+        v = c.cast(pl.Float64)
+        ok = v.is_finite() & (v.abs() <= _MAX_EPOCH_S)
+        us = pl.when(ok).then((v * _US_PER_S).floor()).otherwise(None).cast(pl.Int64)
+        return us, v.is_null() | v.is_nan()
+    text = frame.get_column(col).cast(pl.String)
+    parsed = _parse_time_text(text)
+    missing = c.is_null() | c.cast(pl.String).str.contains(r"^\s*$")
+    return pl.lit(parsed), missing
+
+
+def _time_kind(dtype: pl.DataType) -> str:
+    """What a time column's values must be, for the rejection reason."""
+    if dtype.is_numeric():
+        return f"epoch seconds in [-{_MAX_EPOCH_S:.0e}, {_MAX_EPOCH_S:.0e}] (numbers are read as seconds)"
+    return "a valid time"
+
+
+_TIME_FORMATS = (
+    "%Y-%m-%d %H:%M:%S",
+    "%Y-%m-%dT%H:%M:%S",
+    "%Y-%m-%d %H:%M:%S%.f",
+    "%Y-%m-%dT%H:%M:%S%.f",
+    "%Y-%m-%d %H:%M",
+    "%Y-%m-%dT%H:%M",
+    "%Y/%m/%d %H:%M:%S",
+    "%Y-%m-%d",
+)
+
+
+def _parse_time_text(text: pl.Series) -> pl.Series:
+    """Text timestamps -> wall-clock microseconds since 1970 (null where unparseable).
+
+    A format that parses a sample of the first values is tried on the whole column (fast);
+    the rows it misses get polars' own format inference after stripping blanks and any trailing
+    UTC offset (the wall-clock time shown is kept, no zone conversion).
+    """
+    sample = text.drop_nulls().head(1000)
+    if sample.str.contains(_OFFSET_RE).any():
+        text = text.str.replace(_OFFSET_RE, "")
+        sample = sample.str.replace(_OFFSET_RE, "")
+    parsed = pl.Series(text.name, [None] * len(text), dtype=pl.Datetime("us"))
+    for fmt in _TIME_FORMATS:
+        if sample.len() and sample.str.to_datetime(fmt, strict=False).null_count() == 0:
+            parsed = text.str.to_datetime(fmt, strict=False, time_unit="us")
+            break
+    misses = (parsed.is_null() & text.is_not_null()).arg_true()
+    if misses.len():
+        rest = text.gather(misses).str.strip_chars().str.replace(_OFFSET_RE, "")
+        tries = [rest.str.to_datetime(f, strict=False, time_unit="us") for f in _TIME_FORMATS]
+        try:
+            tries.append(rest.str.to_datetime(strict=False, time_unit="us"))
+        except pl.exceptions.ComputeError:  # no format could be inferred from these values
+            pass
+        parsed = parsed.scatter(misses, pl.select(pl.coalesce(tries)).to_series())
+    return parsed.dt.epoch("us").alias("t_us")
+
+
+_ZONE_RE = r"([Zz]|[+-]\d{2}:?\d{2})$"
+
+
+def _zones(frame: pl.DataFrame, col: str) -> tuple[bool, frozenset[str | None]]:
+    """(whether any text timestamp carries a UTC offset, the offsets seen, None for "no offset")
+    of one batch: what :func:`zone_note` needs, added up over batches with ``|`` and set union.
+    Non-text time columns give ``(False, {})``."""
+    if frame.schema[col] != pl.String:
+        return False, frozenset()
+    text = frame.get_column(col).str.strip_chars().drop_nulls()
+    if not text.str.contains(_OFFSET_RE).any():
+        return False, frozenset([None]) if text.len() else frozenset()
+    return True, frozenset(text.str.extract(_ZONE_RE).unique().to_list())
+
+
+def zone_note(any_offset: bool, zones: frozenset[str | None] | set[str | None]) -> str | None:
+    """A note when text timestamps mix UTC offsets (or offsets and none): each is read as the
+    wall-clock time it shows, so records of different zones share slots by local time.
+
+    >>> zone_note(True, {"+05:30", None})
+    'Timestamps carry 2 different UTC offsets (+05:30, none); each was read as the wall-clock time it shows, not converted to one zone.'
+    >>> zone_note(False, {None}) is None
+    True
+    """
+    if not any_offset or len(zones) < 2:
+        return None
+    shown = sorted(z if z is not None else "none" for z in zones)
+    listed = ", ".join(shown[:5]) + (", ..." if len(shown) > 5 else "")
+    return (
+        f"Timestamps carry {len(shown)} different UTC offsets ({listed}); each was read as the "
+        "wall-clock time it shows, not converted to one zone."
+    )
+
+
+def check_types(schema: Any, names: tuple[str, ...]) -> None:
+    """Refuse columns no record field can come from (lists, structs, binary) in one line.
+
+    ``schema`` maps column names to polars types (a DataFrame's or a LazyFrame's schema).
+    """
+    for name in names:
+        dtype = schema[name]
+        if dtype.is_nested() or dtype in (pl.Binary, pl.Object):
+            raise HexplorerError(
+                f"Column '{name}' holds {dtype} values; a record field must be text, a number "
+                "or a time."
+            )
+
+
+def _reasons(columns: ColumnMap, time_dtype: pl.DataType) -> list[str]:
+    """Rejection reasons in the order they are checked (SPEC section 1, step 1); the time
+    column's depends on its type (:func:`_time_kind`)."""
+    ucol, latcol, loncol, tcol, vcol = columns.as_tuple()
+    return [
+        f"missing {ucol}",
+        f"missing {latcol}",
+        f"{latcol} not a number",
+        f"{latcol} outside [-90, 90]",
+        f"missing {loncol}",
+        f"{loncol} not a number",
+        f"{loncol} outside [-180, 180]",
+        f"missing {tcol}",
+        f"{tcol} not {_time_kind(time_dtype)}",
+        f"missing {vcol}",
+        f"{vcol} not a number",
+    ]
+
+
+@dataclass(frozen=True, kw_only=True, eq=False)
+class Cleaned:
+    """One batch of raw records after SPEC section 1 steps 1-4 (before aggregation).
+
+    Attributes
+    ----------
+    records : polars.DataFrame
+        The kept records: ``cell`` (uint64 H3 id), ``slot`` (int64 slot key), ``user`` (str),
+        ``value`` (float64, clamped into [0, U]).
+    rows_read : int
+    labels : tuple of str
+        The rejection reasons, in checking order (:func:`_reasons`).
+    reason_counts : int64 array
+        Rows per rejection code (index i + 1 for ``labels[i]``; index 0 kept).
+    examples : list of dict
+        The batch's first rejected rows (row positions counted from the file's start).
+    zeros_dropped, clamped_low, clamped_high : int
+    row_hashes : uint64 array
+        One 64-bit hash per kept record of (user, lat, lon, time, value) before clamping: rows
+        with equal hashes repeat each other (:attr:`PrepReport.duplicates`). The hash is
+        polars' ``struct.hash()`` with its fixed default seed, so the same row gives the same
+        hash in any batch and any process of one polars version.
+    any_offset, zones :
+        What :func:`zone_note` needs from this batch (:func:`_zones`).
+    spellings : polars.DataFrame
+        The kept records' distinct (canonical id, raw spelling) hashes (:func:`ids.spellings`).
+    """
+
+    records: pl.DataFrame
+    rows_read: int
+    labels: tuple[str, ...]
+    reason_counts: np.ndarray
+    examples: list[dict[str, Any]]
+    zeros_dropped: int
+    clamped_low: int
+    clamped_high: int
+    row_hashes: np.ndarray
+    any_offset: bool = False
+    zones: frozenset[str | None] = frozenset()
+    spellings: pl.DataFrame = field(default_factory=pl.DataFrame)
+
+
+def clean_records(
+    frame: pl.DataFrame,
+    columns: ColumnMap,
+    config: PrepConfig,
+    clock: _Clock | None = None,
+    *,
+    row_offset: int = 0,
+) -> Cleaned:
+    """SPEC section 1 steps 1-4 on one batch of raw records: reject, drop zeros, clamp, H3, slot.
+
+    Every step reads one row at a time (no statistic of the batch changes a row's fate), so a
+    file cut into batches gives the same records as the whole file: this is what lets the
+    streaming engine (:mod:`core.data.stream`) and Spark (:mod:`core.data.spark`) run it on
+    pieces. (One exception: text timestamps in none of the listed formats are parsed by
+    polars' format inference, which looks at the batch.) What is not row by row, the count of
+    repeated rows and the time-zone note, is returned as per-row hashes and per-batch zones
+    for the engine to add up over the whole input.
+
+    Parameters
+    ----------
+    frame : polars.DataFrame
+        The five mapped columns of the raw records.
+    row_offset : int
+        Position of the batch's first row in the file (for the rejected examples).
+    """
+    clock = clock or _Clock(None)
+    ucol, latcol, loncol, tcol, vcol = columns.as_tuple()
+    check_types(frame.schema, columns.as_tuple())
+    labels = _reasons(columns, frame.schema[tcol])
+    schema = frame.schema
+    canon = ids.canonical(frame.get_column(ucol), casefold=config.ids == "casefold")
+    user = pl.lit(canon)  # " a" and "a " are one user, 7.0 and 7 too (core.data.ids)
+    user_missing = user.is_null() | user.str.contains(r"^\s*$")
+    lat, lat_missing = _number(latcol, schema[latcol])
+    lon, lon_missing = _number(loncol, schema[loncol])
+    t_us, t_missing = _time_us(frame, tcol)
+    val, val_missing = _number(vcol, schema[vcol])
+
+    checks = [
+        user_missing,
+        lat_missing,
+        lat.is_null() | ~lat.is_finite(),
+        (lat < -90) | (lat > 90),
+        lon_missing,
+        lon.is_null() | ~lon.is_finite(),
+        (lon < -180) | (lon > 180),
+        t_missing,
+        t_us.is_null(),
+        val_missing,
+        val.is_null() | ~val.is_finite(),
+    ]
+    code: pl.Expr = pl.lit(0, dtype=pl.Int8)
+    for i in range(len(checks) - 1, -1, -1):
+        code = pl.when(checks[i]).then(pl.lit(i + 1, dtype=pl.Int8)).otherwise(code)
+
+    work = frame.select(
+        user.alias("user"),
+        lat.alias("lat"),
+        lon.alias("lon"),
+        t_us.alias("t_us"),
+        val.alias("value"),
+        code.alias("_reason"),
+        pl.col(ucol).alias("_raw_user"),
+    )
+    clock.tick("parse and check")
+    codes = work.get_column("_reason").to_numpy()
+    bad = codes != 0
+    counts = np.bincount(codes, minlength=len(labels) + 1).astype(np.int64)
+    examples: list[dict[str, Any]] = []
+    if bad.any():
+        rows = np.flatnonzero(bad)[:_N_EXAMPLES]
+        raw_rows = frame.select(pl.all().gather(rows.tolist())).rows(named=True)
+        for r, values in zip(rows, raw_rows, strict=True):
+            examples.append(
+                {
+                    "row": int(r) + row_offset,
+                    "reason": labels[codes[r] - 1],
+                    "values": {k: (None if v is None else str(v)) for k, v in values.items()},
+                }
+            )
+
+    values_all = work.get_column("value").to_numpy()
+    keep = ~bad
+    zeros_dropped = 0
+    if not config.keep_zeros:
+        zero = keep & (values_all == 0)
+        zeros_dropped = int(np.count_nonzero(zero))
+        keep &= ~zero
+    # one filter for rejected rows and zeros, slot keys computed on the way
+    t = pl.col("t_us")
+    if config.hour_of_day:
+        slot_key = ((t // _US_PER_H) % 24 + 24) % 24
+    else:
+        slot_key = t // (cast(int, config.slot_seconds) * _US_PER_S)
+    work = work.filter(pl.Series(keep)).select(
+        "user",
+        "lat",
+        "lon",
+        slot_key.alias("slot"),
+        "value",
+        pl.struct("user", "lat", "lon", "t_us", "value").hash().alias("_hash"),
+        "_raw_user",
+    )
+
+    clock.tick("reject and drop zeros")
+    upper = config.upper
+    value = work.get_column("value").to_numpy()
+    clamped_low = int(np.count_nonzero(value < 0))
+    clamped_high = int(np.count_nonzero(value > upper))
+    if clamped_low or clamped_high:
+        value = np.clip(value, 0.0, upper)
+
+    lat_np = work.get_column("lat").to_numpy()
+    lon_np = work.get_column("lon").to_numpy()
+    clock.tick("clamp")
+    cells = (
+        cell_ids_of(lat_np, lon_np, config.resolution) if lat_np.size else np.zeros(0, np.uint64)
+    )
+    clock.tick("h3 cells")
+    records = pl.DataFrame(
+        {
+            "cell": pl.Series("cell", cells, dtype=pl.UInt64),
+            "slot": work.get_column("slot").cast(pl.Int64),
+            "user": work.get_column("user"),
+            "value": pl.Series("value", value, dtype=pl.Float64),
+        }
+    )
+    any_offset, zones = _zones(frame, tcol)
+    return Cleaned(
+        records=records,
+        rows_read=frame.height,
+        labels=tuple(labels),
+        reason_counts=counts,
+        examples=examples,
+        zeros_dropped=zeros_dropped,
+        clamped_low=clamped_low,
+        clamped_high=clamped_high,
+        row_hashes=work.get_column("_hash").to_numpy(),
+        any_offset=any_offset,
+        zones=zones,
+        spellings=ids.spellings(work.get_column("_raw_user"), casefold=config.ids == "casefold"),
+    )

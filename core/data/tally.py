@@ -1,0 +1,276 @@
+"""Adding up an input's batches: the data report (:class:`PrepReport`), the rejected and
+clamped counts of every batch (:class:`Tally`) and the repeated rows over all batches
+(:class:`RowHashes`), for every engine (in memory, streaming, Spark).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from core.data import ids
+from core.data.clean import _N_EXAMPLES, Cleaned, _reasons, zone_note
+from core.data.config import ColumnMap, PrepConfig
+from core.errors import HexplorerError
+
+__all__ = ["PrepReport", "RowHashes", "Tally", "distinct_count"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class PrepReport:
+    """What preparation did (SPEC section 1: nothing is dropped or changed silently).
+
+    Attributes
+    ----------
+    rows_read : int
+        Rows in the input.
+    rejected : dict[str, int]
+        Rejected rows per reason (each row counted once, under the first failing check in the
+        order user, lat, lon, time, value), most frequent first.
+    rejected_examples : tuple of dict
+        A few rejected rows: ``{"row": 0-based row position, "reason": ..., "values": {...}}``.
+    zeros_dropped : int
+        Rows with value exactly 0 dropped (0 when ``keep_zeros``).
+    clamped : int
+        Values moved into [0, U]: ``clamped_low`` (negative, set to 0) + ``clamped_high`` (> U).
+    records, users, hats, cells, slots : int
+        What remains: records aggregated, distinct users, HATs, cells, slots.
+    duplicates : int
+        Kept rows that repeat an earlier kept row exactly (user, place, time and value): counted
+        as records like any other (the SPEC defines records as given), and reported because
+        they raise a user's m and are usually copies.
+    notes : tuple of str
+        Other things worth knowing, e.g. timestamps carrying different UTC offsets.
+    ids_merged, ids_merged_into : int
+        Raw user ids that canonicalisation (:mod:`core.data.ids`) merged with another spelling,
+        and the users they became (``" a"`` and ``"a"``: 2 into 1).
+    """
+
+    rows_read: int
+    rejected: dict[str, int]
+    rejected_examples: tuple[dict[str, Any], ...]
+    zeros_dropped: int
+    clamped: int
+    clamped_low: int
+    clamped_high: int
+    records: int
+    users: int
+    hats: int
+    cells: int
+    slots: int
+    upper: float = 65.0
+    duplicates: int = 0
+    notes: tuple[str, ...] = ()
+    ids_merged: int = 0
+    ids_merged_into: int = 0
+
+    @property
+    def n_rejected(self) -> int:
+        """Total number of rejected rows."""
+        return int(sum(self.rejected.values()))
+
+    def lines(self) -> list[str]:
+        """Human-readable sentences for the CLI and the dashboard."""
+        out = [f"{self.rows_read:,} rows read."]
+        if self.rejected:
+            reasons = "; ".join(f"{reason}: {count:,}" for reason, count in self.rejected.items())
+            out.append(f"{self.n_rejected:,} rows rejected ({reasons}).")
+        out.append(f"{self.zeros_dropped:,} zero values dropped.")
+        if self.clamped:
+            parts = []
+            if self.clamped_low:
+                parts.append(f"{self.clamped_low:,} negative values set to 0")
+            if self.clamped_high:
+                parts.append(f"{self.clamped_high:,} values above U = {self.upper:g} set to U")
+            out.append(
+                f"{self.clamped:,} values clamped into [0, {self.upper:g}] ({', '.join(parts)})."
+            )
+        else:
+            out.append(f"No value needed clamping into [0, {self.upper:g}].")
+        if self.duplicates:
+            out.append(
+                f"{self.duplicates:,} rows repeat an earlier row exactly (same user, place, time "
+                "and value) and count as records; remove them first if they are copies."
+            )
+        if self.ids_merged:
+            out.append(
+                f"{self.ids_merged:,} ids merged into {self.ids_merged_into:,} by "
+                "canonicalisation (spaces, 7.0 as 7, Unicode NFC, case if folded)."
+            )
+        out.extend(self.notes)
+        out.append(
+            f"{self.records:,} records from {self.users:,} users in {self.hats:,} HATs "
+            f"({self.cells:,} cells x {self.slots:,} slots)."
+        )
+        return out
+
+    @property
+    def worth_noting(self) -> bool:
+        """Whether preparation rejected, clamped or noticed anything (the CLI then says so)."""
+        return bool(
+            self.n_rejected or self.clamped or self.duplicates or self.notes or self.ids_merged
+        )
+
+
+def distinct_count(hashes: np.ndarray) -> int:
+    """Number of distinct values in a uint64 array.
+
+    >>> distinct_count(np.array([3, 1, 3], dtype=np.uint64))
+    2
+    """
+    return int(pl.Series(hashes).n_unique()) if hashes.size else 0
+
+
+class RowHashes:
+    """Distinct row hashes over all batches of an input, for :attr:`PrepReport.duplicates`.
+
+    Repeated rows are not batch-separable (a row may repeat one of another batch), so the count
+    is global: kept rows minus distinct hashes of the whole input, as in memory. Each batch's
+    distinct hashes are kept (8 bytes per distinct row), split into 16 buckets by their top 4
+    bits, and the distinct hashes of each bucket are counted at the end: peak memory is the
+    kept hashes plus the work of one bucket.
+
+    >>> h = RowHashes()
+    >>> h.add(np.array([1, 2, 2], dtype=np.uint64)); h.add(np.array([2, 9], dtype=np.uint64))
+    >>> h.rows, h.duplicates()
+    (5, 2)
+    """
+
+    _SHIFT = np.uint64(60)
+
+    def __init__(self) -> None:
+        self.rows = 0
+        self.parts: list[list[np.ndarray]] = [[] for _ in range(16)]
+
+    def add(self, hashes: np.ndarray) -> None:
+        """Add one batch's row hashes (uint64)."""
+        self.rows += int(hashes.size)
+        if not hashes.size:
+            return
+        # polars' hash-based unique, then a sort of the distinct values only (numpy's
+        # np.unique was 10x slower on 5·10^6 hashes)
+        distinct = np.sort(pl.Series(hashes.astype(np.uint64, copy=False)).unique().to_numpy())
+        bounds = np.searchsorted(distinct, np.arange(1, 16, dtype=np.uint64) << self._SHIFT)
+        for bucket, piece in enumerate(np.split(distinct, bounds)):
+            if piece.size:
+                self.parts[bucket].append(piece)
+
+    def duplicates(self) -> int:
+        """Rows added minus distinct hashes."""
+        distinct = 0
+        for pieces in self.parts:
+            if len(pieces) == 1:
+                distinct += pieces[0].size
+            elif pieces:
+                distinct += distinct_count(np.concatenate(pieces))
+        return self.rows - distinct
+
+
+class Tally:
+    """Adds up the :class:`Cleaned` batches of one input into its :class:`PrepReport`.
+
+    >>> t = Tally(ColumnMap(), PrepConfig())
+    >>> t.rows_read
+    0
+    """
+
+    def __init__(self, columns: ColumnMap, config: PrepConfig) -> None:
+        self.columns = columns
+        self.config = config
+        self.labels: tuple[str, ...] = ()
+        self.rows_read = 0
+        self.records = 0
+        self.counts = np.zeros(len(_reasons(columns, pl.String())) + 1, dtype=np.int64)
+        self.examples: list[dict[str, Any]] = []
+        self.zeros_dropped = 0
+        self.clamped_low = 0
+        self.clamped_high = 0
+        self.any_offset = False
+        self.zones: set[str | None] = set()
+        self.spellings = ids.Spellings()
+        self.merged: tuple[int, int] | None = None  # set when counted elsewhere (Spark)
+
+    def add(self, batch: Cleaned) -> None:
+        """Count one batch (in file order, so the examples are the file's first)."""
+        self.add_counts(
+            {
+                "rows_read": batch.rows_read,
+                "records": batch.records.height,
+                "labels": batch.labels,
+                "reason_counts": batch.reason_counts,
+                "examples": batch.examples,
+                "zeros_dropped": batch.zeros_dropped,
+                "clamped_low": batch.clamped_low,
+                "clamped_high": batch.clamped_high,
+                "any_offset": batch.any_offset,
+                "zones": batch.zones,
+            }
+        )
+        self.spellings.add(batch.spellings)
+
+    def add_counts(self, other: dict[str, Any]) -> None:
+        """Add plain counts (the fields of :class:`Cleaned` but ``records``, a count here, and
+        ``row_hashes``), e.g. collected from Spark executors as JSON."""
+        self.labels = self.labels or tuple(other["labels"])
+        self.rows_read += int(other["rows_read"])
+        self.records += int(other["records"])
+        self.counts += np.asarray(other["reason_counts"], dtype=np.int64)
+        self.examples.extend(list(other["examples"])[: _N_EXAMPLES - len(self.examples)])
+        self.zeros_dropped += int(other["zeros_dropped"])
+        self.clamped_low += int(other["clamped_low"])
+        self.clamped_high += int(other["clamped_high"])
+        self.any_offset |= bool(other["any_offset"])
+        self.zones.update(other["zones"])
+
+    def rejected(self) -> dict[str, int]:
+        """Rejected rows per reason, most frequent first (ties in checking order)."""
+        order = np.argsort(-self.counts[1:], kind="stable")
+        return {self.labels[i]: int(self.counts[i + 1]) for i in order if self.counts[i + 1] > 0}
+
+    def check(self) -> None:
+        """Raise the one-line errors of an input with nothing left (SPEC section 1)."""
+        if self.rows_read == 0:
+            raise HexplorerError("The data has no rows.")
+        n_bad = int(self.counts[1:].sum())
+        if n_bad == self.rows_read:
+            top, top_count = next(iter(self.rejected().items()))
+            example = self.examples[0]
+            where = "" if example["row"] is None else f" row {example['row']}:"
+            raise HexplorerError(
+                f"Every one of the {self.rows_read:,} rows was rejected; most common reason: "
+                f"{top} ({top_count:,} rows), e.g.{where} {example['values']}."
+            )
+        if self.records == 0:
+            raise HexplorerError(
+                f"All {self.rows_read - n_bad:,} valid rows have {self.columns.value} = 0 and "
+                "zeros are dropped; keep them with keep_zeros (--keep-zeros)."
+            )
+
+    def report(
+        self, *, users: int, hats: int, cells: int, slots: int, duplicates: int
+    ) -> PrepReport:
+        """The :class:`PrepReport`, given what the aggregation and the row hashes found."""
+        note = zone_note(self.any_offset, self.zones)
+        merged, into = self.merged if self.merged is not None else self.spellings.merged()
+        return PrepReport(
+            rows_read=self.rows_read,
+            rejected=self.rejected(),
+            rejected_examples=tuple(self.examples),
+            zeros_dropped=self.zeros_dropped,
+            clamped=self.clamped_low + self.clamped_high,
+            clamped_low=self.clamped_low,
+            clamped_high=self.clamped_high,
+            records=self.records,
+            users=users,
+            hats=hats,
+            cells=cells,
+            slots=slots,
+            upper=self.config.upper,
+            duplicates=duplicates,
+            notes=() if note is None else (note,),
+            ids_merged=merged,
+            ids_merged_into=into,
+        )
