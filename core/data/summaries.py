@@ -230,15 +230,16 @@ def check_values(summaries: pd.DataFrame | pl.DataFrame, upper: float, target: s
     ...
     core.errors.HexplorerError: 'f' holds summaries no preparation gives: 1 row with m < 1 (e.g. m = -5 for user 'b' in c/h); prepare the raw records again with `hexplorer prepare`.
     """
-    m = summaries["m"].to_numpy()
-    s = summaries["s"].to_numpy(dtype=float)
-    q = summaries["q"].to_numpy(dtype=float)
+    m = np.asarray(summaries["m"].to_numpy())
+    s = np.asarray(summaries["s"].to_numpy(), dtype=float)
     slack = 1e-9 * upper * np.maximum(m, 1)  # the fixed-point sums' rounding
-    checks = (
+    checks = [
         ("m < 1", m < 1, "m"),
         (f"s outside [0, m·U] (U = {upper:g})", ~((s >= -slack) & (s <= m * upper + slack)), "s"),
-        ("q < 0 or not a number", ~(q >= 0), "q"),
-    )
+    ]
+    if "q" in summaries.columns:  # a reader of m and s only (release --all) checks those
+        q = np.asarray(summaries["q"].to_numpy(), dtype=float)
+        checks.append(("q < 0 or not a number", ~(q >= 0), "q"))
     for label, bad, column in checks:
         count = int(np.count_nonzero(bad))
         if count:
@@ -278,7 +279,7 @@ def read_summary_frame(path: Any, columns: list[str] | None = None) -> pl.DataFr
         raise HexplorerError(
             f"'{_name(path)}' has summary columns of the wrong type: {first}"
         ) from None
-    if {"hat", "user_id", "m", "s", "q"} <= set(frame.columns):
+    if {"hat", "user_id", "m", "s"} <= set(frame.columns):
         check_values(frame, body["config"].upper, _name(path))
     return frame
 
@@ -302,6 +303,6 @@ def summary_pieces(
             raise HexplorerError(
                 f"'{_name(path)}' has summary columns of the wrong type: {first}"
             ) from None
-        if {"hat", "user_id", "m", "s", "q"} <= set(frame.columns):
+        if {"hat", "user_id", "m", "s"} <= set(frame.columns):
             check_values(frame, body["config"].upper, _name(path))
         yield frame

@@ -268,6 +268,24 @@ def test_summaries_values_no_preparation_gives_are_refused(tmp_path, capsys, col
         read_summaries(path)
     from core.cli import main
 
-    assert main(["hats", str(path)]) == 2
-    err = capsys.readouterr().err
-    assert "no preparation gives" in err and len(err.strip().splitlines()) == 1
+    commands = [["hats", str(path)]]
+    if column != "q":  # release --all reads hat, user_id, m and s only (polars, piece by piece)
+        commands.append(
+            [
+                "release",
+                str(path),
+                "--all",
+                "--mechanism",
+                "arrayavg-best",
+                "--epsilon",
+                "1",
+                "--seed",
+                "1",
+                "--output",
+                str(tmp_path / "all.csv"),
+            ]
+        )
+    for argv in commands:  # fmt: skip
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert "no preparation gives" in err and len(err.strip().splitlines()) == 1
