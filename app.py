@@ -30,6 +30,7 @@ PAGES = (
     ("dashboard/pages/one_hexagon.py", "One hexagon", ":material/hexagon:"),
     ("dashboard/pages/city.py", "Whole city", ":material/location_city:"),
     ("dashboard/pages/lesson.py", "Lesson: neighbours", ":material/compare_arrows:"),
+    ("dashboard/course/page.py", "Course", ":material/route:"),
     ("dashboard/pages/experiments.py", "Experiments", ":material/science:"),
     ("dashboard/pages/publish.py", "Publish", ":material/publish:"),
     ("dashboard/pages/learn.py", "Learn", ":material/school:"),

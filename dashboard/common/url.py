@@ -43,6 +43,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 import streamlit as st
+from streamlit.errors import StreamlitAPIException
 
 from core.data import HOUR_OF_DAY
 from core.mechanisms import MECHANISMS
@@ -302,10 +303,24 @@ def _upload_note() -> None:
 
 
 def write() -> None:
-    """Put the current view's parameters into the URL (only when they changed)."""
+    """Put the current view's parameters into the URL (only when they changed).
+
+    A parameter bound to a widget (``bind="query-params"``, e.g. the course's ``step``) is the
+    widget's: it is left as it is (Streamlit refuses to set or delete it, and ``from_dict``
+    would drop it silently).
+    """
     params = encode(st.session_state)
-    if st.query_params.to_dict() != params:
-        st.query_params.from_dict(params)
+    current = st.query_params.to_dict()
+    if current == params:
+        return
+    for name in [k for k in current if k not in params]:
+        try:
+            del st.query_params[name]
+        except StreamlitAPIException:
+            pass  # bound to a widget
+    changed = {k: v for k, v in params.items() if current.get(k) != v}
+    if changed:
+        st.query_params.update(changed)
 
 
 def current_link(url_path: str = "") -> str:
