@@ -31,6 +31,7 @@ PAGES = (
     ("dashboard/pages/city.py", "Whole city", ":material/location_city:"),
     ("dashboard/pages/lesson.py", "Lesson: neighbours", ":material/compare_arrows:"),
     ("dashboard/course/page.py", "Course", ":material/route:"),
+    ("dashboard/deck/page.py", "Deck", ":material/slideshow:"),
     ("dashboard/pages/experiments.py", "Experiments", ":material/science:"),
     ("dashboard/pages/publish.py", "Publish", ":material/publish:"),
     ("dashboard/pages/learn.py", "Learn", ":material/school:"),
@@ -48,17 +49,32 @@ def run() -> None:
     st.set_page_config(
         page_title="dp-hexplorer", page_icon=":material/directions_bus:", layout="wide"
     )
-    pages = [
-        st.Page(path, title=title, icon=icon, default=(title == "Map"))
+    from dashboard.deck import nav as deck
+
+    named = {
+        page_name(path): st.Page(
+            path, title=title, icon=icon, default=(title == "Map"), url_path=page_name(path)
+        )
         for path, title, icon in PAGES
-    ]
+    }
     url.read_once()
-    page = st.navigation(pages)
+    deck.register(named)
+    page = st.navigation(list(named.values()))
+    name = next(n for n, p in named.items() if p.title == page.title)
+    deck.read_link()
     state.page_ran(page.url_path)  # a page's own widgets come back on its return
     shown.reset()  # the figures of this run, for the report
+    deck.presenter_bar()
     page.run()
     url.write()
     url.share_control(page.url_path)
+    deck.after_run(name)  # "Add this view to the deck"; a presented view's charts kept
+
+
+def page_name(path: str) -> str:
+    """A page's name (its URL path): the file's name, or its folder's for a ``page.py``."""
+    p = Path(path)
+    return p.parent.name if p.stem == "page" else p.stem
 
 
 if __name__ == "__main__":  # a visitor's run

@@ -40,18 +40,6 @@ def _help(key: str, units: Units, extra: str = "") -> str:
     return f"{g.tip(key, units)}{(' ' + extra) if extra else ''}"
 
 
-def _presenter_style() -> None:
-    """Larger type for a room (CSS only; the charts get a larger font from their builders)."""
-    st.html(
-        "<style>"
-        "section.main, [data-testid='stMain'] {font-size: 1.25rem;}"
-        "[data-testid='stMain'] p, [data-testid='stMain'] li, [data-testid='stMain'] td,"
-        "[data-testid='stMain'] th {font-size: 1.25rem;}"
-        "[data-testid='stSidebar'] label p {font-size: 1.1rem;}"
-        "</style>"
-    )
-
-
 def _compact_top() -> None:
     """Less empty space above the title, so the controls and two charts fit one 720-px screen."""
     st.html(
@@ -319,7 +307,7 @@ def view(spec: DataSpec) -> None:
     rows = hx.hat_options(spec, hat, MAX_HAT_OPTIONS)  # the busiest; any other: Map page
     eps = hs.init_epsilon()
     _compact_top()
-    presenter = bool(ss[hs.PRESENTER])
+    presenter = bool(ss[hs.PRESENTER]) or ui.presenting()  # the toggle, or the deck's
     font = PRESENTER_FONT if presenter else None
 
     with controls:
@@ -397,7 +385,7 @@ def view(spec: DataSpec) -> None:
             )
 
         if presenter:
-            _presenter_style()
+            ui.presenter_style()
         m_ub = int(ss[state.M_UB])
         override = bool(ss[state.OVERRIDE_M_UB])
         chosen = tuple(n for n in MECHANISMS if n in ss[state.MECHANISMS])
