@@ -24,6 +24,7 @@ seed      seed of the simulated noise                 ``state.SEED``
 runs      Monte-Carlo runs per point (2000, 10000)    ``state.MANY_RUNS``
 user      the lesson's user                           :data:`LESSON_USER`
 lmech     the lesson's mechanism                      :data:`LESSON_MECHANISM`
+step      the course's step 1–6                       :data:`COURSE_STEP`
 ========  ==========================================  =========================================
 
 :func:`read_once` copies a link's values into session state on the first run of a session
@@ -43,7 +44,6 @@ from typing import Any
 from urllib.parse import urlencode
 
 import streamlit as st
-from streamlit.errors import StreamlitAPIException
 
 from core.data import HOUR_OF_DAY
 from core.mechanisms import MECHANISMS
@@ -57,6 +57,7 @@ LINK_HAT = "url_hat_asked"  # the hexagon-hour the link asked for (checked once 
 # The lesson page's parameters (dashboard/lessons/state.py uses these keys).
 LESSON_USER = "lesson_user"
 LESSON_MECHANISM = "lesson_mechanism"
+COURSE_STEP = "course_step"  # the Course page's step (dashboard/course/state.py)
 
 DIGEST_CHARS = 16
 EPSILON_RANGE = (0.001, 100.0)
@@ -65,7 +66,7 @@ SOURCES = ("demo", "upload", "path")
 # Order of the parameters in a link.
 NAMES = (
     "source", "file", "name", "path", "U", "res", "slot", "zeros", "hat", "eps", "m_ub",
-    "all_m_ub", "mech", "noise", "seed", "runs", "user", "lmech",
+    "all_m_ub", "mech", "noise", "seed", "runs", "user", "lmech", "step",
 )  # fmt: skip
 
 
@@ -160,6 +161,7 @@ def parse(params: Mapping[str, str]) -> tuple[dict[str, Any], list[str]]:
         },
         "user": lambda t: {LESSON_USER: t[:200]},
         "lmech": lambda t: {LESSON_MECHANISM: _choice(t, tuple(MECHANISMS))},
+        "step": lambda t: {COURSE_STEP: _int(t, 1, 6)},
     }
     for name in NAMES:
         if name not in params:
@@ -237,6 +239,8 @@ def encode(ss: Mapping[str, Any]) -> dict[str, str]:
         out["user"] = str(ss[LESSON_USER])
     if ss.get(LESSON_MECHANISM):
         out["lmech"] = str(ss[LESSON_MECHANISM])
+    if ss.get(COURSE_STEP) is not None:
+        out["step"] = str(int(ss[COURSE_STEP]))
     return out
 
 
@@ -303,24 +307,10 @@ def _upload_note() -> None:
 
 
 def write() -> None:
-    """Put the current view's parameters into the URL (only when they changed).
-
-    A parameter bound to a widget (``bind="query-params"``, e.g. the course's ``step``) is the
-    widget's: it is left as it is (Streamlit refuses to set or delete it, and ``from_dict``
-    would drop it silently).
-    """
+    """Put the current view's parameters into the URL (only when they changed)."""
     params = encode(st.session_state)
-    current = st.query_params.to_dict()
-    if current == params:
-        return
-    for name in [k for k in current if k not in params]:
-        try:
-            del st.query_params[name]
-        except StreamlitAPIException:
-            pass  # bound to a widget
-    changed = {k: v for k, v in params.items() if current.get(k) != v}
-    if changed:
-        st.query_params.update(changed)
+    if st.query_params.to_dict() != params:
+        st.query_params.from_dict(params)
 
 
 def current_link(url_path: str = "") -> str:

@@ -131,8 +131,8 @@ with ui.errors_shown():
     )
     titles = [steps.text(a, u).title for a in course.answers]
     st.radio(
-        "Step", options=list(cs.STEPS), key=cs.STEP, horizontal=True, bind="query-params",
-        captions=titles, label_visibility="collapsed",
+        "Step", options=list(cs.STEPS), key=cs.STEP, horizontal=True, captions=titles,
+        label_visibility="collapsed",
     )  # fmt: skip
     step = int(ss[cs.STEP])
     a = course.answer(step)

@@ -1,8 +1,9 @@
 """Session-state keys of the Course page.
 
-The step is bound to the URL's ``?step=`` (``bind="query-params"``: the key is the parameter's
-name), so a class can open the course at step 3. Each step's control has its own key, kept
-across pages (:func:`dashboard.common.state.keep_widgets`); the learner's tries are parameters
+The step is in the view's link (``?step=``, :mod:`dashboard.common.url`), so a class can open
+the course at step 3. (Not ``bind="query-params"``: ``st.switch_page``, which the deck's
+presenter uses, refuses to leave a page whose widget is bound to the URL.) The step and each
+step's control are kept across pages (:func:`dashboard.common.state.keep_widgets`); the learner's tries are parameters
 too (the value checked and whether it was right), never results.
 """
 
@@ -12,17 +13,17 @@ from typing import Any
 
 import streamlit as st
 
-from dashboard.common import state
+from dashboard.common import state, url
 
-STEP = "step"  # 1 … 6, the URL's ?step=
+STEP = url.COURSE_STEP  # 1 … 6, the link's ?step=
 STEPS = (1, 2, 3, 4, 5, 6)
 EPSILON = {1: "course_eps_1", 4: "course_eps_4", 5: "course_eps_5", 6: "course_eps_6"}
 USER = "course_user"
 M_UB = "course_m_ub"
 TRIES = "course_tries"  # {step: (value checked, right?)}
 
-DEFAULTS: dict[str, Any] = {key: 1.0 for key in EPSILON.values()}
-WIDGETS: tuple[str, ...] = (*EPSILON.values(), USER, M_UB)
+DEFAULTS: dict[str, Any] = {STEP: 1, **{key: 1.0 for key in EPSILON.values()}}
+WIDGETS: tuple[str, ...] = (STEP, *EPSILON.values(), USER, M_UB)
 
 
 def init() -> None:
@@ -32,8 +33,8 @@ def init() -> None:
 
 
 def go(step: int) -> None:
-    """Move to a step (a button's callback; the bound widget then writes the URL)."""
-    st.session_state[STEP] = min(max(int(step), STEPS[0]), STEPS[-1])
+    """Move to a step (a button's callback; the link follows after the run)."""
+    state.remember(STEP, min(max(int(step), STEPS[0]), STEPS[-1]))
 
 
 def record(step: int, value: Any, right: bool) -> None:

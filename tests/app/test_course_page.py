@@ -44,8 +44,8 @@ def _open(step: int | None = None) -> AppTest:
     at = AppTest.from_file(APP, default_timeout=TIMEOUT)
     if step is not None:
         at.query_params["step"] = str(step)
-    at.switch_page(PAGE)
-    at.run()
+    at.run()  # the link is read on a session's first run; AppTest finds the page after one
+    at.switch_page(PAGE).run()
     assert not at.exception, [e.value for e in at.exception]
     return at
 
@@ -101,7 +101,7 @@ def test_each_step_right_passes_wrong_gets_the_hint(step, oracle, demo_hat):
 
 def test_step_in_the_url_and_next_previous(oracle):
     at = _open()
-    assert at.session_state[cs.STEP] == 1 and "step" not in at.query_params  # default: clean
+    assert at.session_state[cs.STEP] == 1 and at.query_params["step"] == "1"
     at.button(key="course_next").click().run()
     assert at.session_state[cs.STEP] == 2 and at.query_params["step"] == "2"
     assert at.query_params["source"] == "demo"  # the view's own parameters are still written
@@ -146,6 +146,7 @@ def test_an_uploaded_dataset_gets_its_own_questions():
     at.sidebar.file_uploader(key=state.UPLOAD).set_value(("taxis.csv", raw, "text/csv")).run()
     at.switch_page(PAGE).run()
     assert not at.exception, [e.value for e in at.exception]
+    assert at.header[0].value.startswith("Step 1:")
     at.button(key="course_next").click().run()
     at.button(key="course_next").click().run()  # step 3: m_UB on this data's counts
     a = expected.answer(3)

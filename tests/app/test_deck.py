@@ -9,6 +9,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from dashboard.common import state, ui
+from dashboard.course import state as cs
 from dashboard.deck import codec, nav, store
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -71,7 +72,7 @@ def test_presenter_steps_through_the_views_with_their_settings(built):
     assert any("1 / 3 · One hexagon at ε = 0.5" in m.value for m in at.markdown)
     at.button(key="deck_next").click().run()
     _ok(at)
-    assert at.session_state[ui.PRESENTING] == 1 and at.session_state["step"] == 3
+    assert at.session_state[ui.PRESENTING] == 1 and at.session_state[cs.STEP] == 3
     assert at.session_state[state.EPSILON] == 2.0
     assert at.header[0].value.startswith("Step 3:")
     at.button(key="deck_prev").click().run()
