@@ -2,7 +2,8 @@
 
 Routing only; each page lives in ``dashboard/pages/`` and runs on its own as well. The view's
 parameters live in the URL (``dashboard.common.url``): read once per session before the page
-runs, written back after it.
+runs, written back after it. The demo deck (:mod:`dashboard.deck.nav`) reads a ``?deck=`` link
+before the page, draws the presenter's bar above it and "Add this view to the deck" after it.
 
 This file is read twice. ``streamlit run app.py`` imports it as a module and finds ``app``, an
 ``st.App`` whose lifespan turns Nagle's algorithm off for its connections
