@@ -4,7 +4,8 @@ Run by hand: ``python bench/bench_browser.py [--starts 5] [--moves 10]``. Target
 
 * first map: from the server answering its health check to the Map's hexagons drawn on the demo
   city, at most 3 s (median over ``--starts`` fresh servers; the demo city's summaries come from
-  the disk cache, ``dashboard.common.democache``, which the first start fills if it is empty);
+  the disk cache, ``dashboard.common.source.democache``, which the first start fills if it is
+  empty);
 * the Map page's reaction: a change of "Colour by" or of the timeslot until the page is idle
   again with the new legend shown (median of ``--moves`` moves);
 * One hexagon: a move of the ε slider (keyboard on its thumb) until both ε charts show the new

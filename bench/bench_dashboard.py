@@ -24,7 +24,7 @@ if str(ROOT) not in sys.path:  # run from a checkout without installing
 
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
-from dashboard.common import state  # noqa: E402
+from dashboard.common.session import state  # noqa: E402
 from dashboard.hexagon import state as hs  # noqa: E402
 
 TARGET_MS = 250.0
@@ -47,7 +47,7 @@ def main(argv: list[str] | None = None) -> int:
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=300)
     start = time.perf_counter()
     at.run()
-    at.switch_page("dashboard/pages/one_hexagon.py").run()
+    at.switch_page("dashboard/hexagon/page.py").run()
     print(f"first load (prepares the demo city): {time.perf_counter() - start:.1f} s")
     for _ in range(2):  # warm everything that does not depend on ε or m_UB
         _timed(at)

@@ -25,7 +25,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from core.cli import main
-from dashboard.common import state
+from dashboard.common.session import state
 
 ROOT = Path(__file__).resolve().parents[1]
 HEADER = "user_id,lat,lon,timestamp,speed"
@@ -402,7 +402,7 @@ GOOD_UPLOAD = ("good.csv", _csv(12))
 @pytest.fixture(scope="module")
 def data_page():
     """The Data page with an upload that works (good.csv); each case uploads over it."""
-    at = AppTest.from_file(str(ROOT / "dashboard/pages/data.py"), default_timeout=120)
+    at = AppTest.from_file(str(ROOT / "dashboard/data/page.py"), default_timeout=120)
     at.run()
     at.sidebar.radio(key=state.SOURCE).set_value("upload").run()
     return at

@@ -48,7 +48,8 @@ def test_no_project_file_cites_a_paper_by_its_working_file_name():
     offenders = [
         f
         for f in files
-        if Path(f).name not in {here, "learn_text.py"}
+        if Path(f).name != here
+        and f != "dashboard/learn/text.py"  # turns those names into [n] for the Learn page
         and re.search(r"seeds? 00\d", (ROOT / f).read_text(encoding="utf-8"))
     ]
     assert offenders == []

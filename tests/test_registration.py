@@ -39,8 +39,9 @@ from core.mechanisms import (
     unregister_rule,
 )
 from core.mechanisms.array_averaging import arrayavg
-from dashboard.common import compute, state
-from dashboard.common.colours import mechanism_colour
+from dashboard.common.session import state
+from dashboard.common.source import compute
+from dashboard.common.view.colours import mechanism_colour
 from dashboard.hexagon import state as hs
 from tests.mechanism_checks import (
     CASES,
@@ -226,13 +227,13 @@ def test_generated_tables_follow_the_registry(throwaway):
 def _page(name: str) -> AppTest:
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
     at.run()
-    at.switch_page(f"dashboard/pages/{name}.py").run()
+    at.switch_page(f"dashboard/{name}/page.py").run()
     assert not at.exception, [e.value for e in at.exception]
     return at
 
 
 def test_dashboard_picker_marks_and_colours(throwaway):
-    at = _page("one_hexagon")
+    at = _page("hexagon")
     picker = at.multiselect(key=state.MECHANISMS)
     assert picker.options[0] == MECHANISM.title  # registry order: it was inserted first
     labels = [b.label for b in at.button if b.key and b.key.startswith("set_m_ub_")]

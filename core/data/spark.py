@@ -29,7 +29,7 @@ engine reads them.
 
 Needs PySpark (``pip install -e ".[spark]"``) and Java; without either the engine says so in one
 line. On a cluster, the executors need this package installed (or shipped with ``--py-files``)
-and h3ronpy; see the README for a ``spark-submit`` example.
+and h3ronpy; see docs/city-scale.md for a ``spark-submit`` example.
 """
 
 from __future__ import annotations

@@ -15,9 +15,10 @@ import pandas as pd
 import plotly.graph_objects as go
 import pydeck as pdk
 
-from dashboard.common import maps
-from dashboard.common.colours import mechanism_colour
-from dashboard.common.figures import (
+from dashboard.common.source.units import Units
+from dashboard.common.view import maps
+from dashboard.common.view.colours import mechanism_colour
+from dashboard.common.view.figures import (
     EPSILON_COLOR,
     epsilon_axis,
     figure,
@@ -25,8 +26,7 @@ from dashboard.common.figures import (
     log_axis,
     vline,
 )
-from dashboard.common.maps import LegendEntry, MapScale
-from dashboard.common.units import Units
+from dashboard.common.view.maps import LegendEntry, MapScale
 
 TRUE_LAYER_ID = "city-true"
 NOISY_LAYER_ID = "city-noisy"
@@ -144,13 +144,13 @@ def paired_maps(
         ``true_<statistic>``, ``noisy_<statistic>`` (``city_compute.release``).
     statistic : "mean" or "var".
     units : the value unit for the labels.
-    density, basemap, width_px, height_px : as :func:`dashboard.common.maps.hexagon_map`.
+    density, basemap, width_px, height_px : as :func:`dashboard.common.view.maps.hexagon_map`.
 
     Returns
     -------
-    PairedMaps whose decks are drawn like :mod:`dashboard.common.maps` (no basemap unless asked,
-    the record-density context, a dot of minimum size per hexagon, the wheel scrolls the page),
-    with hexagon layers of ids ``TRUE_LAYER_ID`` and ``NOISY_LAYER_ID``. Every row of both
+    PairedMaps whose decks are drawn like :mod:`dashboard.common.view.maps` (no basemap unless
+    asked, the record-density context, a dot of minimum size per hexagon, the wheel scrolls the
+    page), with hexagon layers of ids ``TRUE_LAYER_ID`` and ``NOISY_LAYER_ID``. Every row of both
     layers carries the true and the noisy value, so either tooltip compares them.
     """
     if statistic not in STATISTICS:

@@ -1,4 +1,5 @@
-"""``@st.cache_data`` wrappers around :mod:`core.multigrid` for the Whole-city page.
+"""Cached calls into :mod:`core.multigrid` for the Whole-city page
+(:func:`dashboard.common.cache.cached`: one key and expiry rule for every feature).
 
 Thin calls into core, nothing mathematical (SPEC section 5 lives in ``core/multigrid.py``).
 Arguments are parameters (a :class:`~dashboard.compute.DataSpec`, the chosen slot or day, ε, a
@@ -12,20 +13,14 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-import streamlit as st
 
 from core import multigrid, plan, postprocess
 from core.citywide import errors
 from core.errors import HexplorerError
 from core.multigrid import ChopResult, GridSet
-from dashboard.common import compute
-from dashboard.common.compute import DataSpec, Source
-
-_HASH = {Source: Source.key, DataSpec: DataSpec.key}
-
-
-def _cache(**kwargs):
-    return st.cache_data(show_spinner=False, hash_funcs=_HASH, **kwargs)
+from dashboard.common.cache import cached
+from dashboard.common.source import compute
+from dashboard.common.source.compute import DataSpec
 
 
 def _is_absolute(slot: str) -> bool:
@@ -33,7 +28,7 @@ def _is_absolute(slot: str) -> bool:
     return len(slot) > 10 and slot[10] == "T"
 
 
-@_cache(max_entries=16)
+@cached(max_entries=16)
 def slot_table(spec: DataSpec) -> pd.DataFrame:
     """One row per slot, busiest (most records) first: slot, day, hexagons, users, records.
 
@@ -52,7 +47,7 @@ def slot_table(spec: DataSpec) -> pd.DataFrame:
     return out
 
 
-@_cache(max_entries=16)
+@cached(max_entries=16)
 def day_table(spec: DataSpec) -> pd.DataFrame:
     """One row per day of absolute slots, busiest first: day, slots, hexagons (HATs), records.
 
@@ -69,7 +64,7 @@ def day_table(spec: DataSpec) -> pd.DataFrame:
     )
 
 
-@_cache(max_entries=32)
+@cached(max_entries=32)
 def grid_set(spec: DataSpec, slot: str | None, day: str | None) -> GridSet:
     """``core.multigrid.select_grids`` then ``GridSet.from_summaries`` (raises HexplorerError)."""
     if slot is None and day is None:
@@ -78,13 +73,13 @@ def grid_set(spec: DataSpec, slot: str | None, day: str | None) -> GridSet:
     return GridSet.from_summaries(rows)
 
 
-@_cache(max_entries=64)
+@cached(max_entries=64)
 def chop(spec: DataSpec, slot: str | None, day: str | None, epsilon: float) -> ChopResult:
     """``core.multigrid.chop_user`` on the chosen grids at per-grid budget ε."""
     return multigrid.chop_user(grid_set(spec, slot, day), epsilon, upper=spec.upper)
 
 
-@_cache(max_entries=64)
+@cached(max_entries=64)
 def release(
     spec: DataSpec, slot: str | None, day: str | None, epsilon: float, seed: int
 ) -> pd.DataFrame:
@@ -123,14 +118,14 @@ def clamped(table: pd.DataFrame, upper: float) -> pd.DataFrame:
     return out
 
 
-@_cache(max_entries=64)
+@cached(max_entries=64)
 def suppressed(spec: DataSpec, slot: str | None, day: str | None, epsilon: float) -> pd.DataFrame:
     """The (user, HAT) pairs CHOP-USER suppressed, in order: user_id, hat, records_dropped, order."""
     pairs = chop(spec, slot, day, epsilon).suppressed_pairs()
     return pairs.rename(columns={"m": "records_dropped"})
 
 
-@_cache(max_entries=32)
+@cached(max_entries=32)
 def losses(
     spec: DataSpec, slot: str | None, day: str | None, epsilons: tuple[float, ...]
 ) -> pd.DataFrame:
@@ -140,7 +135,7 @@ def losses(
     return pd.DataFrame(summary["results"])
 
 
-@_cache(max_entries=64)
+@cached(max_entries=64)
 def privacy_loss(
     spec: DataSpec, slot: str | None, day: str | None, epsilon: float
 ) -> multigrid.PrivacyLoss:
@@ -153,7 +148,7 @@ def privacy_loss(
 # --- Plan from a target error (core.plan, core.citywide.errors) -----------------------------
 
 
-@_cache(max_entries=16)
+@cached(max_entries=16)
 def error_table(
     spec: DataSpec, slot: str | None, day: str | None, noise_measure: str
 ) -> errors.ErrorTable:
@@ -164,7 +159,7 @@ def error_table(
     )
 
 
-@_cache(max_entries=64)
+@cached(max_entries=64)
 def coverage_curve(
     spec: DataSpec,
     slot: str | None,
@@ -179,7 +174,7 @@ def coverage_curve(
     return plan.coverage_curve(table, target, epsilons, mechanism)
 
 
-@_cache(max_entries=64)
+@cached(max_entries=64)
 def city_plan(
     spec: DataSpec,
     slot: str | None,

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from core.plan import ANALYTIC_MECHANISMS
-from dashboard.common import state
+from dashboard.common.session import state
 
 MODE = "city_mode"  # "slot" | "day": all cells of one slot, or all HATs of one day
 SLOT = "city_slot"  # the slot, in "slot" mode

@@ -22,9 +22,10 @@ import streamlit as st
 
 from core.data import HOUR_OF_DAY
 from core.errors import HexplorerError
-from dashboard.common import compute, datadir, limits, state, units
-from dashboard.common.columns import detect_columns, detect_noun, detect_unit
-from dashboard.common.compute import DataSpec, Source
+from dashboard.common.session import state
+from dashboard.common.source import compute, datadir, limits, units
+from dashboard.common.source.columns import detect_columns, detect_noun, detect_unit
+from dashboard.common.source.compute import DataSpec, Source
 
 SOURCE_LABELS = {
     "demo": "Demo city",

@@ -7,7 +7,7 @@ import plotly.graph_objects as go
 
 from core import worstcase
 from core.course import EPSILON_GRID
-from dashboard.common.units import Units
+from dashboard.common.source.units import Units
 
 HEIGHT = 320
 

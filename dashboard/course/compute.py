@@ -3,36 +3,30 @@
 from __future__ import annotations
 
 import numpy as np
-import streamlit as st
 
 from core import course, lessons, worstcase
 from core.citywide.accounting import PrivacyLoss, privacy_loss
 from core.citywide.chop import chop_user
 from core.citywide.gridset import GridSet, grid_set
 from core.evaluation import ErrorSummary
-from dashboard.common import compute
-from dashboard.common.compute import DataSpec, Source
-
-_HASH = {Source: Source.key, DataSpec: DataSpec.key}
-
-
-def _cache(**kwargs):
-    return st.cache_data(show_spinner=False, hash_funcs=_HASH, **kwargs)
+from dashboard.common.cache import cached
+from dashboard.common.source import compute
+from dashboard.common.source.compute import DataSpec
 
 
-@_cache(max_entries=16)
+@cached(max_entries=16)
 def grids(spec: DataSpec, slot: str) -> GridSet:
     """The grids (hexagons) of one slot: step 6's city."""
     return grid_set(compute.prepared(spec).summaries, slot=slot)
 
 
-@_cache(max_entries=16)
+@cached(max_entries=16)
 def answers(spec: DataSpec, label: str, slot: str, seed: int) -> course.Course:
     """The six exact answers for this hexagon-hour and its slot (raises HexplorerError)."""
     return course.course(compute.hat(spec, label), grids(spec, slot), seed=seed)
 
 
-@_cache(max_entries=256)
+@cached(max_entries=256)
 def share(
     spec: DataSpec, label: str, epsilon: float, within: float, seed: int
 ) -> tuple[np.ndarray, ErrorSummary]:
@@ -40,35 +34,35 @@ def share(
     return course.release_share(compute.hat(spec, label), epsilon, within, seed=seed)
 
 
-@_cache(max_entries=64)
+@cached(max_entries=64)
 def error_curve(spec: DataSpec, label: str, epsilon: float) -> worstcase.ErrorParts:
     """E1, E2 and E over every m_UB of the HAT (step 3's curve)."""
     h = compute.hat(spec, label)
     return worstcase.worst_case_error(h.counts, h.upper, np.arange(h.m_min, h.m_max + 1), epsilon)
 
 
-@_cache(max_entries=16)
+@cached(max_entries=16)
 def staircase(spec: DataSpec, label: str) -> list[worstcase.Step]:
     """The m^(ε) staircase of the HAT (step 5)."""
     h = compute.hat(spec, label)
     return worstcase.staircase(h.counts, h.upper)
 
 
-@_cache(max_entries=256)
+@cached(max_entries=256)
 def user_loss(spec: DataSpec, label: str, user: str, epsilon: float) -> lessons.NoiseNeeded:
     """Step 2: the chosen user's farthest neighbour, record- vs user-level noise at ε."""
     h = compute.hat(spec, label)
     return lessons.record_vs_user(lessons.neighbours(h, user), epsilon)
 
 
-@_cache(max_entries=128)
+@cached(max_entries=128)
 def loss(spec: DataSpec, slot: str, epsilon: float) -> PrivacyLoss:
     """Step 6: G ε, ε max G_ℓ and K ε after CHOP-USER at ε per hexagon."""
     g = grids(spec, slot)
     return privacy_loss(g, epsilon, chop_user(g, epsilon, upper=spec.upper))
 
 
-@_cache(max_entries=256)
+@cached(max_entries=256)
 def optimal(spec: DataSpec, label: str, epsilon: float) -> tuple[int, float]:
     """Step 5: (m^(ε), E(m^(ε))) at ε."""
     h = compute.hat(spec, label)

@@ -14,9 +14,11 @@ import streamlit as st
 
 from core.course import EPSILON_GRID, Answer
 from core.lessons import user_table
-from dashboard.common import compute, downloads, state, ui, units, url
-from dashboard.common.selection import current_hat, current_slot
+from dashboard.common.session import state, url
+from dashboard.common.session.selection import current_hat, current_slot
 from dashboard.common.sidebar import require_data
+from dashboard.common.source import compute, units
+from dashboard.common.view import downloads, ui
 from dashboard.course import charts, sheet, steps
 from dashboard.course import compute as cc
 from dashboard.course import state as cs

@@ -7,7 +7,7 @@ no Streamlit, so it is tested as text.
 from __future__ import annotations
 
 from core.course import Course
-from dashboard.common.units import Units
+from dashboard.common.source.units import Units
 from dashboard.course.steps import text
 
 

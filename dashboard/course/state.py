@@ -1,9 +1,9 @@
 """Session-state keys of the Course page.
 
-The step is in the view's link (``?step=``, :mod:`dashboard.common.url`), so a class can open
+The step is in the view's link (``?step=``, :mod:`dashboard.common.session.url`), so a class can open
 the course at step 3. (Not ``bind="query-params"``: ``st.switch_page``, which the deck's
 presenter uses, refuses to leave a page whose widget is bound to the URL.) The step and each
-step's control are kept across pages (:func:`dashboard.common.state.keep_widgets`); the learner's tries are parameters
+step's control are kept across pages (:func:`dashboard.common.session.state.keep_widgets`); the learner's tries are parameters
 too (the value checked and whether it was right), never results.
 """
 
@@ -13,7 +13,7 @@ from typing import Any
 
 import streamlit as st
 
-from dashboard.common import state, url
+from dashboard.common.session import state, url
 
 STEP = url.COURSE_STEP  # 1 … 6, the link's ?step=
 STEPS = (1, 2, 3, 4, 5, 6)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from core.course import STEPS, Answer
-from dashboard.common.units import Units
+from dashboard.common.source.units import Units
 
 
 @dataclass(frozen=True, kw_only=True)

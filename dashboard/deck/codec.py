@@ -5,7 +5,7 @@
 
 No Streamlit here: both forms are tested as data. Bad input (broken base64 or JSON, an unknown
 page, a missing title, too many views) raises :class:`~core.errors.HexplorerError` with one line.
-A view's settings are the page's query parameters (``dashboard.common.url``), kept as strings;
+A view's settings are the page's query parameters (``dashboard.common.session.url``), kept as strings;
 the page checks them when the view opens, as it checks any link.
 """
 

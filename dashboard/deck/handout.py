@@ -1,13 +1,13 @@
 """The deck as one offline HTML handout: every view's title, note, settings and charts, in order
-(:func:`dashboard.report.build.build_handout`: plotly.js embedded once)."""
+(:func:`dashboard.common.report.build.build_handout`: plotly.js embedded once)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
+from dashboard.common.report.build import Report, build_handout
 from dashboard.deck import store
 from dashboard.deck.codec import Deck
-from dashboard.report.build import Report, build_handout
 
 MISSING = (
     "Its charts are not on this server yet: show the view once (present the deck) and download "

@@ -6,7 +6,7 @@
 (the sidebar's popover) and where a presented view's charts are kept for the handout.
 
 The deck is a list of plain views in session state (parameters, not results). A view's settings
-are the URL's query parameters after the page ran (:mod:`dashboard.common.url` writes the
+are the URL's query parameters after the page ran (:mod:`dashboard.common.session.url` writes the
 view's, and widgets bound to the URL write theirs): opening a view applies them as a link does,
 then switches to its page.
 """
@@ -18,7 +18,8 @@ from collections.abc import Mapping
 import streamlit as st
 
 from core.errors import HexplorerError
-from dashboard.common import shown, state, ui, url
+from dashboard.common.session import shown, state, url
+from dashboard.common.view import ui
 from dashboard.deck import codec, store
 
 DECK = "deck_views"  # session key: the views, as plain dicts

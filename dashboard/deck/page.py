@@ -10,7 +10,8 @@ from __future__ import annotations
 import streamlit as st
 
 from core.errors import HexplorerError
-from dashboard.common import downloads, state
+from dashboard.common.session import state
+from dashboard.common.view import downloads
 from dashboard.deck import codec, handout, nav, store
 
 st.title("Deck")

@@ -2,7 +2,7 @@
 
 A deck is parameters (a link); its charts are results, so they are not in session state nor in
 the link: when a view is added, or shown in presenter mode, the figures its page drew in that
-run (:mod:`dashboard.common.shown`) are kept here under the view's key (page and settings),
+run (:mod:`dashboard.common.session.shown`) are kept here under the view's key (page and settings),
 for every session, at most :data:`MAX_VIEWS` views (least recently used dropped). A builder of
 a chart not drawn (a closed tab) is kept as such and built when the handout is written.
 """

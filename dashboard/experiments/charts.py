@@ -17,8 +17,8 @@ from plotly.subplots import make_subplots
 
 from core.experiments import Experiment
 from core.mechanisms import MECHANISMS
-from dashboard.common.colours import mechanism_colour
-from dashboard.common.figures import EPSILON_TICKS, LAYOUT
+from dashboard.common.view.colours import mechanism_colour
+from dashboard.common.view.figures import EPSILON_TICKS, LAYOUT
 
 __all__ = ["experiment_figure", "figure_html", "figure_page", "series_label", "write_image"]
 

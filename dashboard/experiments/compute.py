@@ -1,4 +1,5 @@
-"""``@st.cache_data`` wrapper around :func:`core.experiments.run_experiment` for the page.
+"""A cached call into :func:`core.experiments.run_experiment` for the Experiments page
+(:func:`dashboard.common.cache.cached`).
 
 Arguments are parameters (the experiment's id, runs, seed, fresh), so they form the cache key;
 the page and ``hexplorer reproduce ID --runs N --seed S`` show the same numbers.
@@ -9,9 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import pandas as pd
-import streamlit as st
 
 from core.experiments import data_table, get_experiment, run_experiment
+from dashboard.common.cache import cached
 
 
 @dataclass(frozen=True, kw_only=True, eq=False)
@@ -26,7 +27,7 @@ class Shown:
     fresh: bool
 
 
-@st.cache_data(show_spinner=False, max_entries=32)
+@cached(max_entries=32)
 def outcome(experiment_id: str, runs: int, seed: int, fresh: bool) -> Shown:
     """The experiment's table and its claim check (cached by the parameters)."""
     out = run_experiment(experiment_id, runs=runs, seed=seed, fresh=fresh)

@@ -1,7 +1,7 @@
 """Session-state keys of the Experiments page.
 
 Streamlit drops a widget's value while another page runs, so each value is also kept under a
-shadow key (:func:`dashboard.common.state.keep_widgets`).
+shadow key (:func:`dashboard.common.session.state.keep_widgets`).
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from core.experiments import CATALOGUE
-from dashboard.common import state
+from dashboard.common.session import state
 
 EXPERIMENT = "exp_id"  # id of the chosen experiment
 RUNS = "exp_runs"  # Monte-Carlo runs per point

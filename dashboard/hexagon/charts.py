@@ -1,9 +1,9 @@
 """One hexagon's plotly figures: where releases land, records per user, E(m), the staircase,
 worst-case error and Monte-Carlo MAE against ε. Data in, ``go.Figure`` out; no st.* calls.
 
-Every builder takes the data's :class:`~dashboard.common.units.Units` (value unit, user noun) and
-writes them into its titles; labels read plain name first, symbol second (the glossary); each
-mechanism has its fixed colour (:func:`~dashboard.common.colours.mechanism_colour`).
+Every builder takes the data's :class:`~dashboard.common.source.units.Units` (value unit, user noun)
+and writes them into its titles; labels read plain name first, symbol second (the glossary); each
+mechanism has its fixed colour (:func:`~dashboard.common.view.colours.mechanism_colour`).
 """
 
 from __future__ import annotations
@@ -15,8 +15,9 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from dashboard.common.colours import mechanism_colour, rule_colour
-from dashboard.common.figures import (
+from dashboard.common.source.units import Units
+from dashboard.common.view.colours import mechanism_colour, rule_colour
+from dashboard.common.view.figures import (
     EPSILON_COLOR,
     M_UB_COLOR,
     epsilon_axis,
@@ -25,7 +26,6 @@ from dashboard.common.figures import (
     log_axis,
     vline,
 )
-from dashboard.common.units import Units
 
 # The page's ε range is 0.01–10; complete tick labels (plotly abbreviates minor log labels).
 EPSILON_TICKS = (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10)

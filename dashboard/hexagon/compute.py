@@ -1,9 +1,9 @@
-"""``@st.cache_data`` wrappers around :mod:`core` for the One-hexagon page.
+"""Cached calls into :mod:`core` for the One-hexagon page (:func:`dashboard.common.cache.cached`).
 
 Exact worst-case quantities (counts and U only) and seeded simulations of one HAT. Each wrapper
 is a thin call into core; arguments are parameters, so they form the cache key, and the seed of
 every stochastic result is part of its key. Data-level caches (the prepared data, the HAT table,
-one HAT's :class:`~core.hat.HatData`) are :mod:`dashboard.common.compute`.
+one HAT's :class:`~core.hat.HatData`) are :mod:`dashboard.common.source.compute`.
 """
 
 from __future__ import annotations
@@ -12,7 +12,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-import streamlit as st
 
 from core import plan, worstcase
 from core.errors import NotApplicableError
@@ -25,20 +24,13 @@ from core.mechanisms import (
     run_mechanism,
 )
 from core.postprocess import clamp_mean
-from dashboard.common import limits
-from dashboard.common.compute import DataSpec, Source, hat, hats, rng_for
-
-_HASH = {Source: Source.key, DataSpec: DataSpec.key}
-
-
-def _cache(**kwargs):
-    return st.cache_data(show_spinner=False, hash_funcs=_HASH, **kwargs)
-
+from dashboard.common.cache import cached
+from dashboard.common.source.compute import DataSpec, hat, hats, rng_for
 
 # --- The HATs offered ----------------------------------------------------------------------
 
 
-@st.cache_resource(max_entries=64, ttl=limits.CACHE_TTL_S, show_spinner=False, hash_funcs=_HASH)
+@cached(max_entries=64, resource=True)
 def hat_options(spec: DataSpec, label: str, limit: int) -> dict[str, dict]:
     """The HAT select box's rows: the ``limit`` busiest HATs and ``label``, each a row of the
     HAT table with its ``rank`` (1 = busiest). Shared and read-only: an ε step reads it without
@@ -56,7 +48,7 @@ def hat_options(spec: DataSpec, label: str, limit: int) -> dict[str, dict]:
 # --- Worst-case analysis (counts and U only) ------------------------------------------------
 
 
-@_cache(max_entries=256)
+@cached(max_entries=256)
 def marks(spec: DataSpec, label: str, epsilon: float, noise_measure: str) -> dict[str, int]:
     """Each m_UB rule in use (``core.mechanisms.rules_in_use``, registry order) -> its m_UB here;
     m^(ε) for the chosen noise measure."""
@@ -64,21 +56,21 @@ def marks(spec: DataSpec, label: str, epsilon: float, noise_measure: str) -> dic
     return {r.name: r(h.counts, h.upper, epsilon, noise_measure) for r in rules_in_use()}
 
 
-@_cache(max_entries=256)
+@cached(max_entries=256)
 def m_opt(spec: DataSpec, label: str, epsilon: float, noise_measure: str) -> int:
     """m^(ε), the smallest minimiser of E(m) (core.worstcase.m_opt)."""
     h = hat(spec, label)
     return int(worstcase.m_opt(h.counts, h.upper, epsilon, noise_measure=noise_measure))
 
 
-@_cache(max_entries=256)
+@cached(max_entries=256)
 def default_m_ubs(spec: DataSpec, label: str, epsilon: float) -> dict[str, int | None]:
     """``core.mechanisms.default_m_ub`` of every mechanism."""
     h = hat(spec, label)
     return {name: default_m_ub(name, h, epsilon) for name in MECHANISMS}
 
 
-@_cache(max_entries=256)
+@cached(max_entries=256)
 def error_curve(spec: DataSpec, label: str, epsilon: float, noise_measure: str) -> pd.DataFrame:
     """E1, E2 and E for every integer m in [m_*, m*] (core.worstcase.worst_case_error)."""
     h = hat(spec, label)
@@ -94,7 +86,7 @@ def error_curve(spec: DataSpec, label: str, epsilon: float, noise_measure: str) 
     )
 
 
-@_cache(max_entries=512)
+@cached(max_entries=512)
 def error_at(
     spec: DataSpec, label: str, m_ub: int, epsilon: float, noise_measure: str
 ) -> dict[str, float]:
@@ -111,7 +103,7 @@ def error_at(
     }
 
 
-@_cache(max_entries=64)
+@cached(max_entries=64)
 def staircase(spec: DataSpec, label: str, noise_measure: str) -> pd.DataFrame:
     """The whole m^(ε) staircase with exact breakpoints (core.worstcase.staircase)."""
     h = hat(spec, label)
@@ -128,7 +120,7 @@ def staircase(spec: DataSpec, label: str, noise_measure: str) -> pd.DataFrame:
 WORST_CASE_EPSILONS = tuple(float(e) for e in np.geomspace(0.01, 10.0, 61))
 
 
-@_cache(max_entries=64)
+@cached(max_entries=64)
 def worst_case_vs_epsilon(spec: DataSpec, label: str, noise_measure: str) -> pd.DataFrame:
     """Worst-case error against ε of Baseline, OPT-Array-Averaging (E at m^(ε)) and opt-bounding.
 
@@ -179,7 +171,7 @@ def worst_case_at(
     return float(np.asarray(total))
 
 
-@_cache(max_entries=256)
+@cached(max_entries=256)
 def target_plan(
     spec: DataSpec, label: str, target: float, mechanism: str, noise_measure: str
 ) -> plan.Plan:
@@ -191,7 +183,7 @@ def target_plan(
 # --- Simulations (stochastic; the seed is part of every key) -------------------------------
 
 
-@_cache(max_entries=256)
+@cached(max_entries=256)
 def mc_curve(
     spec: DataSpec,
     label: str,
@@ -223,7 +215,7 @@ class Simulated:
     note: str
 
 
-@_cache(max_entries=512)
+@cached(max_entries=512)
 def simulated(
     spec: DataSpec,
     label: str,
@@ -286,7 +278,7 @@ HEADLINE_COLUMNS = (
 )
 
 
-@_cache(max_entries=256)
+@cached(max_entries=256)
 def headline(
     spec: DataSpec,
     label: str,

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 
-from dashboard.common.units import Units
+from dashboard.common.source.units import Units
 
 
 def fmt(value: float, unit: str, digits: int = 3) -> str:

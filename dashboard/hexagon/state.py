@@ -1,6 +1,6 @@
 """Session-state keys of the One-hexagon page that no other page reads.
 
-ε itself is shared (``dashboard.common.state.EPSILON``): it is the one value every view of ε
+ε itself is shared (``dashboard.common.session.state.EPSILON``): it is the one value every view of ε
 shows. The slider and the exact-value box are two widgets bound to it through callbacks:
 moving the slider writes its stop into ε; typing a number writes exactly that number into ε
 and moves the slider to the same value (the typed value is added to the slider's stops, so the
@@ -13,7 +13,7 @@ from typing import Any
 
 import streamlit as st
 
-from dashboard.common import state
+from dashboard.common.session import state
 
 EPSILON_SLIDER = "hexagon_epsilon_slider"
 EPSILON_EXACT = "hexagon_epsilon_exact"

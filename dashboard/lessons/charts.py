@@ -8,9 +8,9 @@ import numpy as np
 import plotly.graph_objects as go
 
 from core.lessons import LogRatio, Neighbours, NoiseNeeded
-from dashboard.common.colours import mechanism_colour
-from dashboard.common.figures import EPSILON_COLOR, figure, label_at, log_axis, vline
-from dashboard.common.units import Units
+from dashboard.common.source.units import Units
+from dashboard.common.view.colours import mechanism_colour
+from dashboard.common.view.figures import EPSILON_COLOR, figure, label_at, log_axis, vline
 
 CHANGED_COLOUR = "#D55E00"
 OTHERS_COLOUR = "#9e9e9e"

@@ -3,26 +3,24 @@
 from __future__ import annotations
 
 import numpy as np
-import streamlit as st
 
 from core import lessons
-from dashboard.common import compute
-from dashboard.common.compute import DataSpec, Source
-
-_HASH = {Source: Source.key, DataSpec: DataSpec.key}
+from dashboard.common.cache import cached
+from dashboard.common.source import compute
+from dashboard.common.source.compute import DataSpec
 
 
 def _nb(spec: DataSpec, label: str, user: str, value: float | None) -> lessons.Neighbours:
     return lessons.neighbours(compute.hat(spec, label), user, value)
 
 
-@st.cache_data(show_spinner=False, hash_funcs=_HASH, max_entries=64)
+@cached(max_entries=64)
 def neighbours(spec: DataSpec, label: str, user: str, value: float | None) -> lessons.Neighbours:
     """``core.lessons.neighbours`` of the HAT (raises HexplorerError)."""
     return _nb(spec, label, user, value)
 
 
-@st.cache_data(show_spinner=False, hash_funcs=_HASH, max_entries=128)
+@cached(max_entries=128)
 def log_ratio(
     spec: DataSpec,
     label: str,
@@ -42,7 +40,7 @@ def log_ratio(
     return lessons.simulated_log_ratio(mechanism, nb, epsilon, n_runs=n_runs, rng=rng)
 
 
-@st.cache_data(show_spinner=False, hash_funcs=_HASH, max_entries=128)
+@cached(max_entries=128)
 def record_vs_user(
     spec: DataSpec, label: str, user: str, value: float, epsilon: float
 ) -> lessons.NoiseNeeded:

@@ -1,7 +1,7 @@
 """Session-state keys of the lesson page (neighbouring datasets).
 
-The user and the mechanism are part of a shared link (:mod:`dashboard.common.url` owns their key
-names). Streamlit drops a widget's value while another page runs, so each value is also kept
+The user and the mechanism are part of a shared link (:mod:`dashboard.common.session.url` owns their
+key names). Streamlit drops a widget's value while another page runs, so each value is also kept
 under a shadow key (as :mod:`dashboard.city.state` does).
 """
 
@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from dashboard.common import state
-from dashboard.common.url import LESSON_MECHANISM, LESSON_USER
+from dashboard.common.session import state
+from dashboard.common.session.url import LESSON_MECHANISM, LESSON_USER
 
 USER = LESSON_USER  # user id of the chosen user in the HAT
 MECHANISM = LESSON_MECHANISM

@@ -16,9 +16,9 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from dashboard.common import figures
-from dashboard.map import layers
-from dashboard.map.layers import ColourScale, Styled
+from dashboard.common.view import figures
+from dashboard.map import scales
+from dashboard.map.scales import ColourScale, Styled
 
 
 def legend(scale: ColourScale, *, title: str | None = None) -> go.Figure:
@@ -76,8 +76,8 @@ def handout_map(
         )  # fmt: skip
     words = trust_words or ["over target", "no useful release"]
     for cls, word, outline in (
-        (1, words[0], layers.OVER_OUTLINE),
-        (2, words[1], layers.NO_USE_OUTLINE),
+        (1, words[0], scales.OVER_OUTLINE),
+        (2, words[1], scales.NO_USE_OUTLINE),
     ):
         idx = np.flatnonzero(classes == cls)
         if idx.size == 0:

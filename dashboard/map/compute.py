@@ -19,49 +19,40 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-import streamlit as st
 
 from core.citywide import derived, errors
 from core.citywide.batch import HatBatch, release_all
 from core.citywide.gridset import GridSet, select_grids
 from core.postprocess import clamp_mean
-from dashboard.common import compute, limits, maps
-from dashboard.common.compute import DataSpec, Source
-
-_HASH = {Source: Source.key, DataSpec: DataSpec.key}
-
-
-def _resource(**kwargs):
-    return st.cache_resource(show_spinner=False, hash_funcs=_HASH, ttl=limits.CACHE_TTL_S, **kwargs)
+from dashboard.common.cache import cached
+from dashboard.common.source import compute
+from dashboard.common.source.compute import DataSpec
+from dashboard.common.view import maps
 
 
-def _data(**kwargs):
-    return st.cache_data(show_spinner=False, hash_funcs=_HASH, ttl=limits.CACHE_TTL_S, **kwargs)
-
-
-@_resource(max_entries=16)
+@cached(max_entries=16, resource=True)
 def slot_rows(spec: DataSpec, slot: str) -> pd.DataFrame:
     """The per-(HAT, user) summaries of one slot."""
     return select_grids(compute.prepared(spec).summaries, slot=slot)
 
 
-@_data(max_entries=16)
+@cached(max_entries=16)
 def grids(spec: DataSpec, slot: str) -> GridSet:
     return GridSet.from_summaries(slot_rows(spec, slot))
 
 
-@_data(max_entries=16)
+@cached(max_entries=16)
 def table(spec: DataSpec, slot: str, noise_measure: str) -> errors.ErrorTable:
     """Every hexagon's staircase for the slot (built once; the slow step)."""
     return errors.error_table(grids(spec, slot), upper=spec.upper, noise_measure=noise_measure)
 
 
-@_data(max_entries=16)
+@cached(max_entries=16)
 def batch(spec: DataSpec, slot: str) -> HatBatch:
     return HatBatch.from_summaries(slot_rows(spec, slot), upper=spec.upper)
 
 
-@_resource(max_entries=16)
+@cached(max_entries=16, resource=True)
 def base(spec: DataSpec, slot: str) -> pd.DataFrame:
     """The slot's hexagons in the table's order (HAT label): hat, cell, users, records,
     true_mean, pos ([lon, lat] of the centre) and their tooltip texts. Read-only."""
@@ -84,17 +75,17 @@ def base(spec: DataSpec, slot: str) -> pd.DataFrame:
     return frame
 
 
-@_resource(max_entries=32)
+@cached(max_entries=32, resource=True)
 def view(spec: DataSpec, slot: str, width_px: int):
     """The view fitted to the slot's hexagons for a map ``width_px`` wide, and its scale."""
     return maps.fit_view(base(spec, slot)["cell"].tolist(), width_px=width_px)
 
 
-@_resource(max_entries=16)
+@cached(max_entries=16, resource=True)
 def density(spec: DataSpec, slot: str, dots: bool = True) -> list:
     """The record-density context layers (all slots) where the slot has no hexagon of its own,
     built once per data set and slot; with ``dots`` when the map's hexagons are narrow
-    (:func:`dashboard.common.maps.needs_dots`)."""
+    (:func:`dashboard.common.view.maps.needs_dots`)."""
     return maps.density_layers(
         compute.cell_density(spec), dots=dots, under=base(spec, slot)["cell"].astype(str)
     )
@@ -108,7 +99,7 @@ def errors_at(
     return errors.errors_at(table(spec, slot, noise_measure), epsilon, mechanism)
 
 
-@_data(max_entries=64)
+@cached(max_entries=64)
 def release(spec: DataSpec, slot: str, mechanism: str, epsilon: float, seed: int) -> np.ndarray:
     """One seeded release of every hexagon (table order), clamped into [0, U] as published
     (:func:`core.citywide.derived.one_release`'s numbers, from the cached batch)."""
@@ -116,7 +107,7 @@ def release(spec: DataSpec, slot: str, mechanism: str, epsilon: float, seed: int
     return clamp_mean(out["estimate"].to_numpy(dtype=np.float64), spec.upper)
 
 
-@_data(max_entries=32)
+@cached(max_entries=32)
 def derived_mean(
     spec: DataSpec,
     slot: str,

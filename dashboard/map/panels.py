@@ -25,10 +25,12 @@ import streamlit as st
 from core.citywide.derived import TRUST_LABELS
 from core.citywide.errors import hexagon_geojson
 from core.mechanisms import get_mechanism
-from dashboard.common import compute, downloads, maps, shown, state, ui, units
-from dashboard.common.compute import DataSpec
-from dashboard.common.selection import picked_row, select_hat
-from dashboard.map import charts, layers
+from dashboard.common.session import shown, state
+from dashboard.common.session.selection import picked_row, select_hat
+from dashboard.common.source import compute, units
+from dashboard.common.source.compute import DataSpec
+from dashboard.common.view import downloads, maps, ui
+from dashboard.map import charts, layers, scales
 from dashboard.map import compute as mc
 from dashboard.map import state as ms
 
@@ -123,14 +125,14 @@ def _controls(metric: str) -> tuple[float, str, float | None]:
 def _scale(metric: str, values: np.ndarray, target: float, upper: float, u, auto: bool):
     title = metric_labels(u)[metric]
     if metric == "within_target":
-        return layers.trust_scale()
+        return scales.trust_scale()
     if auto:
-        return layers.auto_scale(values, title=title)
+        return scales.auto_scale(values, title=title)
     if metric == "error":
-        return layers.error_scale(target, u)
+        return scales.error_scale(target, u)
     if metric == "relative_error":
-        return layers.relative_scale()
-    return layers.value_scale(upper, u)
+        return scales.relative_scale()
+    return scales.value_scale(upper, u)
 
 
 def _texts(metric: str, values, sh: mc.Shown, u) -> dict[str, np.ndarray]:
@@ -209,7 +211,7 @@ def map_view(
     sh = mc.shown(metric, at, base, target=target, upper=spec.upper, noisy=noisy)
     scale = _scale(metric, sh.values, target, spec.upper, u, bool(ss[ms.AUTO_SCALE]))
     classes = None if metric == "within_target" else sh.classes
-    styled = layers.style(sh.values, scale, classes)
+    styled = scales.style(sh.values, scale, classes)
     view, map_scale = mc.view(spec, slot, MAP_WIDTH_PX)
     draw = layers.draw_mode(map_scale.hex_px)
     rows = layers.records(
@@ -260,7 +262,7 @@ def map_view(
     st.caption(f"{map_scale.caption()} {maps.ZOOM_HELP}")
     ui.chart(charts.legend(scale, title=labels[metric]), key="map_legend")  # names the colouring
     if classes is not None:
-        words = layers.trust_legend(sh.classes, target, spec.upper, u)
+        words = scales.trust_legend(sh.classes, target, spec.upper, u)
         st.markdown("\n".join(f"- {w}" for w in words))
     else:
         words = None
@@ -475,12 +477,12 @@ def split_view(spec: DataSpec, slot: str) -> None:
         )
     texts = _base_texts(base)
     if ss[ms.SPLIT_SHOW] == "sides":
-        scale = layers.error_scale(target, u)
+        scale = scales.error_scale(target, u)
         view, half_scale = mc.view(spec, slot, MAP_WIDTH_PX // 2)
         draw = layers.draw_mode(half_scale.hex_px)
         rows = []
         for sh in (sh_a, sh_b):
-            styled = layers.style(sh.values, scale, sh.classes)
+            styled = scales.style(sh.values, scale, sh.classes)
             rows.append(
                 layers.records(
                     base, styled, {**texts, **_texts("error", sh.values, sh, u)}, draw=draw
@@ -503,9 +505,9 @@ def split_view(spec: DataSpec, slot: str) -> None:
         st.caption(f"Left A ({names['A']}), right B ({names['B']}): drag either to pan both.")
         ui.chart(charts.legend(scale), key="map_split_legend")
     else:
-        scale = layers.difference_scale(target, u)
+        scale = scales.difference_scale(target, u)
         diff = sh_b.error - sh_a.error
-        styled = layers.style(diff, scale, None)
+        styled = scales.style(diff, scale, None)
         value_text = np.char.mod("%+.2f", diff)
         view, full_scale = mc.view(spec, slot, MAP_WIDTH_PX)
         draw_d = layers.draw_mode(full_scale.hex_px)

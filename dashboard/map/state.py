@@ -1,10 +1,11 @@
 """Session-state keys of the Map page's error views (all prefixed ``map_``).
 
-ε, the mechanism and the planning target are *shared* (:data:`dashboard.common.state.EPSILON`,
-``MECHANISM``, ``TARGET``): One hexagon, Whole city and the Map show one value of each. The
-Map's widgets for them have their own keys and are bound to the shared ones
-(:func:`dashboard.common.state.mirror` before drawing, :func:`~dashboard.common.state.push` on
-change), so no page snaps the shared value to its own widget's stops.
+ε, the mechanism and the planning target are *shared*
+(:data:`dashboard.common.session.state.EPSILON`, ``MECHANISM``, ``TARGET``): One hexagon, Whole city
+and the Map show one value of each. The Map's widgets for them have their own keys and are bound to
+the shared ones (:func:`dashboard.common.session.state.mirror` before drawing,
+:func:`~dashboard.common.session.state.push` on change), so no page snaps the shared value to its
+own widget's stops.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import Any
 import streamlit as st
 
 from core.plan import ANALYTIC_MECHANISMS
-from dashboard.common import state
+from dashboard.common.session import state
 
 EPSILON = "map_epsilon"  # the slider bound to the shared ε
 MECHANISM = "map_mechanism"  # the select box bound to the shared mechanism
@@ -79,7 +80,7 @@ def stops_with(epsilon: float, stops=EPSILON_STOPS) -> list[float]:
 
 def init() -> None:
     """Defaults of the Map's keys, kept across pages; the bound widgets set from the shared
-    values. Call at the top of the page, after :func:`dashboard.common.state.init`."""
+    values. Call at the top of the page, after :func:`dashboard.common.session.state.init`."""
     ss = st.session_state
     state.keep_widgets(WIDGETS, DEFAULTS)  # the split view, the scale, … kept across pages
     for key, value in DEFAULTS.items():  # the keys no widget holds

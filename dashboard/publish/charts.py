@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from dashboard.common.figures import EPSILON_COLOR, figure, label_at, vline
-from dashboard.common.units import Units
+from dashboard.common.source.units import Units
+from dashboard.common.view.figures import EPSILON_COLOR, figure, label_at, vline
 
 RECORDED_COLOR = "#1f77b4"
 AFTER_COLOR = "#ff7f0e"

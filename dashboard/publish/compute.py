@@ -2,8 +2,8 @@
 (``core.publish``) and reading the ledger back.
 
 Thin and nothing mathematical. Cached functions take parameters (a
-:class:`~dashboard.common.compute.DataSpec`, the selection, ε, a seed) as their key; publishing
-and the ledger are never cached (the ledger changes, and a publication is an action).
+:class:`~dashboard.common.source.compute.DataSpec`, the selection, ε, a seed) as their key;
+publishing and the ledger are never cached (the ledger changes, and a publication is an action).
 """
 
 from __future__ import annotations
@@ -12,7 +12,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-import streamlit as st
 
 from core.citywide.chop import chop_user
 from core.citywide.grids import release_grids
@@ -23,18 +22,14 @@ from core.mechanisms import release as simulate_release
 from core.postprocess import clamp_mean, clamp_variance
 from core.publish import Ledger, batch, city, files, single
 from core.publish.records import LedgerEntry
-from dashboard.common import compute
-from dashboard.common.compute import DataSpec, Source
+from dashboard.common.cache import cached
+from dashboard.common.source import compute
+from dashboard.common.source.compute import DataSpec
 
-_HASH = {Source: Source.key, DataSpec: DataSpec.key}
 GRID = "grid-laplace"
 
 
-def _cache(**kwargs):
-    return st.cache_data(show_spinner=False, hash_funcs=_HASH, **kwargs)
-
-
-@_cache(max_entries=16)
+@cached(max_entries=16)
 def slots(spec: DataSpec) -> pd.DataFrame:
     """slot, hexagons, records; busiest (most records) first."""
     hats = compute.hats(spec)
@@ -56,7 +51,7 @@ def days(slot_table: pd.DataFrame) -> list[str]:
     return out
 
 
-@_cache(max_entries=32)
+@cached(max_entries=32)
 def grid_set(
     spec: DataSpec, mode: str, hats: tuple[str, ...], slot: str | None, day: str | None
 ) -> GridSet:
@@ -86,7 +81,7 @@ class Preview:
     user_ids: tuple[str, ...]
 
 
-@_cache(max_entries=32)
+@cached(max_entries=32)
 def preview(
     spec: DataSpec,
     mode: str,

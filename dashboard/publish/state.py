@@ -12,7 +12,7 @@ from typing import Any
 
 import streamlit as st
 
-from dashboard.common import state
+from dashboard.common.session import state
 
 MODE = "publish_mode"  # "hats" | "slot" | "day": what is published
 HATS = "publish_hats"  # list of HAT labels, in "hats" mode
@@ -50,7 +50,8 @@ WIDGETS: tuple[str, ...] = (
 
 
 def init() -> None:
-    """The shared :func:`dashboard.common.state.init`, then this page's defaults and kept values."""
+    """The shared :func:`dashboard.common.session.state.init`, then this page's defaults and kept
+    values."""
     state.init()
     state.keep_widgets(WIDGETS, DEFAULTS)
     ss = st.session_state

@@ -18,7 +18,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = Path("/usr/bin/chromium")
 CHART = '[data-testid="stPlotlyChart"], .hexplorer-liveplot'
-"""A plotly chart: Streamlit's element, or one that updates in place (dashboard.common.liveplot)."""
+"""A plotly chart: Streamlit's element, or one that updates in place
+(dashboard.common.view.liveplot)."""
 CHROMIUM_ARGS = [
     "--no-sandbox",
     "--disable-gpu",
@@ -150,7 +151,7 @@ def centre_hat() -> str | None:
     import h3
 
     from core.data import hat_table, load_demo, prepare
-    from dashboard.common.maps import view_for_cells
+    from dashboard.common.view.maps import view_for_cells
 
     table = hat_table(prepare(load_demo()).summaries)
     cells = table[table["slot"] == table["slot"].iloc[0]]

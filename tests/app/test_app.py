@@ -16,17 +16,19 @@ from streamlit.testing.v1 import AppTest
 from core.data import PrepConfig, hat_data, hat_table, load_demo, prepare
 from core.errors import HexplorerError
 from dashboard.city import state as cs
-from dashboard.common import compute, datadir, sidebar, state, units
+from dashboard.common import sidebar
+from dashboard.common.session import state
+from dashboard.common.source import compute, datadir, units
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app.py")
 PAGES = {
-    "data": "dashboard/pages/data.py",
-    "map": "dashboard/pages/hexagon_map.py",
-    "one": "dashboard/pages/one_hexagon.py",
-    "learn": "dashboard/pages/learn.py",
-    "city": "dashboard/pages/city.py",
-    "publish": "dashboard/pages/publish.py",
+    "data": "dashboard/data/page.py",
+    "map": "dashboard/map/page.py",
+    "one": "dashboard/hexagon/page.py",
+    "learn": "dashboard/learn/page.py",
+    "city": "dashboard/city/page.py",
+    "publish": "dashboard/publish/page.py",
 }
 TIMEOUT = 120
 
@@ -196,7 +198,7 @@ def test_upload_then_malformed_file_keeps_previous_data():
 
 
 def test_upload_over_the_memory_budget_is_refused_and_data_kept(monkeypatch):
-    from dashboard.common import limits
+    from dashboard.common.source import limits
 
     monkeypatch.setenv(limits.MEMORY_BUDGET_ENV, "1")
     at = _app("data")

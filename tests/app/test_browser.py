@@ -290,10 +290,10 @@ def test_country_wide_file_at_resolution_7_has_visible_hexagons(server):
 
 def test_the_maps_code_is_fetched_before_any_map(server):
     """The page links deck.gl's module for the browser to load with the page
-    (dashboard.common.prefetch): on Learn, a page without a map, Chromium still fetches it."""
+    (dashboard.server.prefetch): on Learn, a page without a map, Chromium still fetches it."""
     from playwright.sync_api import sync_playwright
 
-    from dashboard.common import prefetch
+    from dashboard.server import prefetch
 
     names = prefetch.chunk_names()
     assert names[0].startswith("DeckGlJsonChart.")  # this Streamlit build still has the module

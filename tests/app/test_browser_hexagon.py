@@ -20,7 +20,7 @@ from browser_server import (
     streamlit_server,
 )
 
-from dashboard.common import state
+from dashboard.common.session import state
 
 ARTIFACTS = ROOT / "test-artifacts"
 WIDTH, HEIGHT = 1280, 720

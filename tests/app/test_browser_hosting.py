@@ -19,7 +19,7 @@ from browser_server import CHROMIUM, CHROMIUM_ARGS, ROOT, streamlit_server
 from browser_server import unavailable as _unavailable
 
 from core.errors import HexplorerError
-from dashboard.common import datadir
+from dashboard.common.source import datadir
 
 ARTIFACTS = ROOT / "test-artifacts"
 RECORDS = (

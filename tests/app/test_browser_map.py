@@ -186,7 +186,7 @@ def test_click_on_the_error_map_selects_the_hexagon_and_keeps_the_legend_colours
     selection is only an outline (Streamlit's own selection would repaint every hexagon)."""
     import numpy as np
 
-    from dashboard.common.maps import SELECTED_COLOR
+    from dashboard.common.view.maps import SELECTED_COLOR
 
     expected = centre_hat()
     if expected is None:

@@ -20,10 +20,10 @@ from core.data import hat_table, load_demo, prepare
 from core.errors import HexplorerError
 from dashboard.city import compute as city_compute
 from dashboard.city import state as cs
-from dashboard.common import state
+from dashboard.common.session import state
 
 ROOT = Path(__file__).resolve().parents[2]
-PAGE = str(ROOT / "dashboard" / "pages" / "city.py")
+PAGE = str(ROOT / "dashboard" / "city" / "page.py")
 TIMEOUT = 120
 U = 65.0
 
@@ -257,10 +257,11 @@ def test_stale_slot_in_session_state_is_replaced(summaries):
 
 def test_choices_survive_a_visit_to_another_page():
     """Streamlit drops this page's widget values while the Map runs; they come back."""
-    city, other = PAGE, str(ROOT / "dashboard" / "pages" / "hexagon_map.py")
+    city, other = PAGE, str(ROOT / "dashboard" / "map" / "page.py")
     script = (
         "import streamlit as st\n"
-        f"pages = [st.Page({city!r}, title='Whole city', default=True), st.Page({other!r})]\n"
+        f"pages = [st.Page({city!r}, title='Whole city', url_path='city', default=True), "
+        f"st.Page({other!r}, url_path='hexagon_map')]\n"
         "st.navigation(pages).run()\n"
     )
     at = AppTest.from_string(script, default_timeout=TIMEOUT)
@@ -296,10 +297,11 @@ def test_raw_toggle_shows_the_papers_values_on_the_noisy_map(summaries):
 
 
 def test_whole_city_opens_on_the_slot_chosen_on_the_map(summaries):
-    city, other = PAGE, str(ROOT / "dashboard" / "pages" / "hexagon_map.py")
+    city, other = PAGE, str(ROOT / "dashboard" / "map" / "page.py")
     script = (
         "import streamlit as st\n"
-        f"pages = [st.Page({other!r}, title='Map', default=True), st.Page({city!r})]\n"
+        f"pages = [st.Page({other!r}, title='Map', url_path='hexagon_map', default=True), "
+        f"st.Page({city!r}, url_path='city')]\n"
         "st.navigation(pages).run()\n"
     )
     at = AppTest.from_string(script, default_timeout=TIMEOUT)

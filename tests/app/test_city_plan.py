@@ -17,7 +17,7 @@ from core.data import load_demo, prepare
 from dashboard.city import state as cs
 
 ROOT = Path(__file__).resolve().parents[2]
-PAGE = str(ROOT / "dashboard" / "pages" / "city.py")
+PAGE = str(ROOT / "dashboard" / "city" / "page.py")
 U = 65.0
 
 

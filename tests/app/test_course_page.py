@@ -15,8 +15,8 @@ from core import course
 from core.citywide.gridset import grid_set
 from core.data import hat_data, load_demo, prepare
 from core.lessons import user_table
-from dashboard.common import state
-from dashboard.common.units import Units
+from dashboard.common.session import state
+from dashboard.common.source.units import Units
 from dashboard.course import sheet
 from dashboard.course import state as cs
 from dashboard.course.steps import text

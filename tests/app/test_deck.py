@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from dashboard.common import state, ui
+from dashboard.common.session import state
+from dashboard.common.view import ui
 from dashboard.course import state as cs
 from dashboard.deck import codec, nav, store
 
@@ -35,7 +36,8 @@ def built() -> AppTest:
     store.clear()
     at = AppTest.from_file(APP, default_timeout=TIMEOUT)
     at.query_params["eps"] = "0.5"
-    at.switch_page("dashboard/pages/one_hexagon.py").run()
+    at.run()  # the link is read on the first run; AppTest finds the pages after one
+    at.switch_page("dashboard/hexagon/page.py").run()
     _ok(at)
     _add(at, "One hexagon at ε = 0.5", "Half the budget")
     at.session_state[state.EPSILON] = 2.0
@@ -43,7 +45,7 @@ def built() -> AppTest:
     at.button(key="course_next").click().run()
     at.button(key="course_next").click().run()
     _add(at, "Course step 3", "Bias vs noise")
-    at.switch_page("dashboard/pages/lesson.py").run()
+    at.switch_page("dashboard/lessons/page.py").run()
     _add(at, "", "Neighbours")
     at.switch_page("dashboard/deck/page.py").run()
     _ok(at)

@@ -11,7 +11,7 @@ from dashboard.experiments import state as es
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app.py")
-PAGE = "dashboard/pages/experiments.py"
+PAGE = "dashboard/experiments/page.py"
 TIMEOUT = 180
 
 

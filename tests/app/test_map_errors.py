@@ -17,17 +17,18 @@ from core.citywide import derived, errors
 from core.citywide.gridset import grid_set, select_grids
 from core.data import hat_table, load_demo, prepare
 from dashboard.city import state as cs
-from dashboard.common import downloads, state
-from dashboard.common.units import Units
+from dashboard.common.session import state
+from dashboard.common.source.units import Units
+from dashboard.common.view import downloads
 from dashboard.hexagon import state as hs
 from dashboard.map import panels
 from dashboard.map import state as ms
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app.py")
-MAP = "dashboard/pages/hexagon_map.py"
-CITY = "dashboard/pages/city.py"
-ONE = "dashboard/pages/one_hexagon.py"
+MAP = "dashboard/map/page.py"
+CITY = "dashboard/city/page.py"
+ONE = "dashboard/hexagon/page.py"
 TIMEOUT = 180
 U = 65.0
 
@@ -99,11 +100,11 @@ def test_epsilon_change_changes_the_colours_and_the_scale_stays(demo):
     assert changed
     # every colour is the fixed scale's colour of core's error at that ε (dimmed by class)
     table, core_at, _ = _core(summaries, slot, 5.0)
-    from dashboard.map import layers
+    from dashboard.map import scales
 
-    scale = layers.error_scale(5.0, Units())
+    scale = scales.error_scale(5.0, Units())
     classes = derived.trust_classes(core_at.total, target=5.0, upper=U)
-    styled = layers.style(core_at.total, scale, classes)
+    styled = scales.style(core_at.total, scale, classes)
     expected = dict(zip(table.cells.astype(str), styled.fill[:, :3].tolist(), strict=True))
     assert after == expected
 
@@ -231,9 +232,9 @@ def test_the_maps_own_settings_survive_a_visit_to_another_page():
     _ok(at)
     kept = {key: at.session_state[key] for key in (ms.SPLIT, ms.SPLIT_MODE, ms.AUTO_SCALE)}
     assert kept == {ms.SPLIT: True, ms.SPLIT_MODE: "mechanism", ms.AUTO_SCALE: True}
-    at.switch_page("dashboard/pages/one_hexagon.py").run()
-    at.switch_page("dashboard/pages/learn.py").run()
-    at.switch_page("dashboard/pages/hexagon_map.py").run()
+    at.switch_page("dashboard/hexagon/page.py").run()
+    at.switch_page("dashboard/learn/page.py").run()
+    at.switch_page("dashboard/map/page.py").run()
     _ok(at)
     assert at.toggle(key=ms.SPLIT).value is True
     assert at.radio(key=ms.SPLIT_MODE).value == "mechanism"

@@ -24,14 +24,16 @@ from core.data import PrepConfig, hat_data, hat_table, load_demo, prepare
 from core.evaluation import error_summary, monte_carlo
 from core.mechanisms import MECHANISMS, default_m_ub, rules_in_use, run_mechanism
 from core.postprocess import clamp_mean
-from dashboard.common import compute, datadir, downloads, state
-from dashboard.common.units import USER_NOUN, VALUE_UNIT
+from dashboard.common.session import state
+from dashboard.common.source import compute, datadir
+from dashboard.common.source.units import USER_NOUN, VALUE_UNIT
+from dashboard.common.view import downloads
 from dashboard.hexagon import compute as hx
 from dashboard.hexagon import state as hs
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app.py")
-PAGE = "dashboard/pages/one_hexagon.py"
+PAGE = "dashboard/hexagon/page.py"
 TIMEOUT = 180
 
 
@@ -440,8 +442,8 @@ def test_reruns_and_page_switches_keep_state():
     kept = (0.77, at.session_state[state.M_UB], "std")
     hat = at.session_state[state.HAT]
     at.run()
-    at.switch_page("dashboard/pages/hexagon_map.py").run()
-    at.switch_page("dashboard/pages/learn.py").run()
+    at.switch_page("dashboard/map/page.py").run()
+    at.switch_page("dashboard/learn/page.py").run()
     at.switch_page(PAGE).run()
     _ok(at)
     assert at.toggle(key=hs.PRESENTER).value is True and at.toggle(key=hs.RAW).value is True

@@ -18,16 +18,18 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from core.data import ColumnMap, PrepConfig, hat_table, prepare
-from dashboard.common import maps, state, units
+from dashboard.common.session import state
+from dashboard.common.source import units
+from dashboard.common.view import maps
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app.py")
 PAGES = {
-    "data": "dashboard/pages/data.py",
-    "map": "dashboard/pages/hexagon_map.py",
-    "one": "dashboard/pages/one_hexagon.py",
-    "city": "dashboard/pages/city.py",
-    "learn": "dashboard/pages/learn.py",
+    "data": "dashboard/data/page.py",
+    "map": "dashboard/map/page.py",
+    "one": "dashboard/hexagon/page.py",
+    "city": "dashboard/city/page.py",
+    "learn": "dashboard/learn/page.py",
 }
 TIMEOUT = 180
 AIS_COLUMNS = ColumnMap(user="MMSI", lat="LAT", lon="LON", time="BaseDateTime", value="SOG")

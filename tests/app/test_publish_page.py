@@ -21,7 +21,7 @@ from core.publish.city import user_charges
 from dashboard.publish import state as ps
 
 ROOT = Path(__file__).resolve().parents[2]
-PAGE = str(ROOT / "dashboard" / "pages" / "publish.py")
+PAGE = str(ROOT / "dashboard" / "publish" / "page.py")
 TIMEOUT = 180
 U = 65.0
 

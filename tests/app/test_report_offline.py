@@ -15,9 +15,9 @@ import pytest
 
 from core import lessons
 from core.hat import HatData
-from dashboard.common.units import Units
+from dashboard.common.report.build import Report, build_html
+from dashboard.common.source.units import Units
 from dashboard.lessons import charts
-from dashboard.report.build import Report, build_html
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [

@@ -18,12 +18,13 @@ from streamlit.runtime.media_file_manager import MediaFileManager
 from streamlit.testing.v1 import AppTest
 
 from core.data import hat_table, load_demo, prepare
+from dashboard.common.report.panel import CAPTIONS
 from dashboard.hexagon import state as hs
-from dashboard.report.panel import CAPTIONS
+from tests.app.links import open_at
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app.py")
-ONE = "dashboard/pages/one_hexagon.py"
+ONE = "one_hexagon"  # its URL path (app.py's PAGES), as a link opens it
 
 
 @pytest.fixture(scope="module")
@@ -49,7 +50,7 @@ def test_code_for_this_view_runs_and_agrees_with_the_page(hats, tmp_path):
         "mech": "baseline,arrayavg-best,levy",
     }.items():
         at.query_params[k] = v
-    at.switch_page(ONE)
+    open_at(at, ONE)
     at.run()
     assert not at.exception, [e.value for e in at.exception]
     snippets = [c.value for c in at.code if c.value.startswith('"""Code for this view')]
@@ -89,7 +90,7 @@ def test_code_for_this_view_runs_and_agrees_with_the_page(hats, tmp_path):
 
 def test_report_button_is_on_the_page(hats):
     at = AppTest.from_file(APP, default_timeout=180)
-    at.switch_page(ONE)
+    open_at(at, ONE)
     at.run()
     assert not at.exception, [e.value for e in at.exception]
     buttons = [b for b in at.get("download_button") if "report" in b.proto.label.lower()]
@@ -109,7 +110,7 @@ def test_report_holds_every_chart_of_the_page_also_of_closed_tabs(monkeypatch):
 
     monkeypatch.setattr(MediaFileManager, "add_deferred", spy)
     at = AppTest.from_file(APP, default_timeout=180)
-    at.switch_page(ONE)
+    open_at(at, ONE)
     at.run()
     assert not at.exception, [e.value for e in at.exception]
     assert at.session_state[hs.TAB] == hs.TAB_READOUTS

@@ -9,10 +9,11 @@ from streamlit.testing.v1 import AppTest
 
 from core.data import load_demo, prepare
 from core.data.summaries import write_summaries
-from dashboard.common import datadir, state
+from dashboard.common.session import state
+from dashboard.common.source import datadir
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
-DATA_PAGE = "dashboard/pages/data.py"
+DATA_PAGE = "dashboard/data/page.py"
 
 
 @pytest.fixture(scope="module")

@@ -13,13 +13,14 @@ from streamlit.testing.v1 import AppTest
 
 from core import lessons, worstcase
 from core.data import hat_data, hat_table, load_demo, prepare
-from dashboard.common import state, url
+from dashboard.common.session import state, url
 from dashboard.hexagon import state as hs
+from tests.app.links import open_at
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app.py")
-ONE = "dashboard/pages/one_hexagon.py"
-LESSON = "dashboard/pages/lesson.py"
+ONE = "one_hexagon"  # URL paths (app.py's PAGES): a link opens the page by its path
+LESSON = "lesson"
 TIMEOUT = 180
 
 
@@ -34,7 +35,7 @@ def _open(params: dict[str, str], page: str | None) -> AppTest:
     for k, v in params.items():
         at.query_params[k] = v
     if page is not None:
-        at.switch_page(page)
+        open_at(at, page)
     at.run()
     assert not at.exception, [e.value for e in at.exception]
     return at
@@ -142,7 +143,7 @@ def test_lesson_half_noise_switch_leaves_the_band(demo):
 
 
 def test_learn_page_cites_papers_and_keeps_spec_and_file_names_out():
-    at = _open({}, "dashboard/pages/learn.py")
+    at = _open({}, "learn")
     text = "\n".join(m.value for m in at.markdown)
     assert "Mean Estimation with User-Level Privacy for Spatio-Temporal IoT Datasets" in text
     assert "Two different questions" in text and "post-processing" in text
@@ -158,7 +159,7 @@ def test_a_link_to_an_upload_restores_its_view_once_the_same_file_is_loaded():
     from core.data import ColumnMap
     from core.data import hat_table as table_of
     from core.data import prepare as prepare_raw
-    from dashboard.common.compute import DataSpec, Source
+    from dashboard.common.source.compute import DataSpec, Source
 
     raw = load_demo().head(4_000)
     payload = raw.to_csv(index=False).encode("utf-8")

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from dashboard.city import charts as city_charts
-from dashboard.common import maps
+from dashboard.common.view import maps
 
 
 def _hlines(fig) -> list[float]:
@@ -86,7 +86,7 @@ def test_paired_maps_variance_and_tooltip(release):
 
 
 def test_paired_maps_units_density_and_scale(release):
-    from dashboard.common.units import Units
+    from dashboard.common.source.units import Units
 
     elsewhere = sorted(h3.grid_ring(release["cell"].iloc[3], 3))[0]  # only in another slot
     density = pd.DataFrame(
@@ -174,8 +174,8 @@ def test_fmt():
 
 def test_coverage_chart_as_data():
     from dashboard.city.charts import COVERAGE_COLOR, PLAN_COLOR, coverage_chart
-    from dashboard.common.colours import mechanism_colour
-    from dashboard.common.figures import EPSILON_COLOR
+    from dashboard.common.view.colours import mechanism_colour
+    from dashboard.common.view.figures import EPSILON_COLOR
 
     curve = pd.DataFrame({"epsilon": [0.1, 1.0, 10.0], "share": [0.0, 0.5, 1.0]})
     fig = coverage_chart(

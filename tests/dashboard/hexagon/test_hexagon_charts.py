@@ -9,10 +9,10 @@ import pandas as pd
 import plotly.graph_objects as go
 import pytest
 
-from dashboard.common import figures
-from dashboard.common.colours import mechanism_colour
-from dashboard.common.maps import LegendEntry
-from dashboard.common.units import Units
+from dashboard.common.source.units import Units
+from dashboard.common.view import figures
+from dashboard.common.view.colours import mechanism_colour
+from dashboard.common.view.maps import LegendEntry
 from dashboard.hexagon import charts
 
 

@@ -6,8 +6,8 @@ import math
 
 import pytest
 
-from dashboard.common import glossary as g
-from dashboard.common.units import Units
+from dashboard.common.source.units import Units
+from dashboard.hexagon import glossary as g
 from dashboard.hexagon import readouts
 
 KNOTS = Units(value="knots", user="ship")

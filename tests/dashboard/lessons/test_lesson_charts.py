@@ -9,9 +9,10 @@ import pytest
 
 from core import lessons
 from core.hat import HatData
-from dashboard.common.colours import mechanism_colour
-from dashboard.common.units import Units
-from dashboard.lessons import charts, learn_text
+from dashboard.common.source.units import Units
+from dashboard.common.view.colours import mechanism_colour
+from dashboard.learn import text as learn_text
+from dashboard.lessons import charts
 
 SHIPS = Units(value="knots", user="ship")
 

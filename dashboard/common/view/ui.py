@@ -1,0 +1,154 @@
+"""Small rendering helpers shared by the pages (tables with CSV download, charts, links)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+
+import pandas as pd
+import plotly.graph_objects as go
+import streamlit as st
+from streamlit.errors import StreamlitAPIException
+
+from core.errors import HexplorerError
+from dashboard.common.session import shown
+from dashboard.common.source.units import Units
+from dashboard.common.view import downloads, figures, liveplot
+from dashboard.common.view.downloads import Provenance
+from dashboard.common.view.figures import PNG_CONFIG
+
+LEARN_PAGE = "dashboard/learn/page.py"
+
+
+def workbench_note(u: Units | None = None) -> str:
+    """What the workbench shows and what it treats as public, with the user noun in use."""
+    u = u if u is not None else Units()
+    return (
+        "This is the data team's own workbench: it shows **true values** (true means, counts per "
+        f"{u.user}) next to the private ones, which a public release would never show. As in the "
+        f"papers, the number of {u.users} L and their record counts {{m_ℓ}} are treated as "
+        "**public**; only the values are protected."
+    )
+
+
+def table(
+    df: pd.DataFrame,
+    *,
+    name: str,
+    key: str,
+    height: int | None = None,
+    hide_index: bool = True,
+    provenance: Provenance | None = None,
+) -> None:
+    """Show a table and a button that downloads it as CSV (the CSV is made when clicked).
+
+    With ``provenance`` (every table computed from data should pass one) the CSV carries the
+    provenance columns and a file name saying what it is (:mod:`dashboard.common.view.downloads`);
+    without, it is ``name``.csv as shown.
+    """
+    st.dataframe(df, hide_index=hide_index, height=height if height is not None else "auto")
+    if provenance is None:
+        file_name = f"{name}.csv"
+    else:
+        file_name = downloads.file_name(name, provenance)
+    download(
+        f"Download {name}.csv",
+        csv_maker(df, provenance),
+        file_name=file_name,
+        key=f"download_{key}",
+        help=f"Saved as {file_name}",
+    )
+
+
+def download(
+    label: str,
+    make: Callable[[], bytes],
+    *,
+    file_name: str,
+    key: str,
+    help: str,
+    mime: str = "text/csv",
+    column=None,
+) -> None:
+    """A deferred download button: ``make()`` runs only when it is clicked (a rerun pays
+    nothing for files nobody takes), and the click does not rerun the page."""
+    (column or st).download_button(
+        label,
+        data=make,
+        file_name=file_name,
+        mime=mime,
+        key=key,
+        icon=":material/download:",
+        help=help,
+        on_click="ignore",
+    )
+
+
+def csv_maker(df: pd.DataFrame, provenance: Provenance | None = None) -> Callable[[], bytes]:
+    """The bytes a table's download button serves, made only when it is clicked (a deferred
+    download: a rerun pays nothing for CSVs nobody takes). ``df`` is a cached value nobody
+    mutates, so the bytes are those of the table shown."""
+    if provenance is None:
+        return lambda: df.to_csv(index=False).encode("utf-8")
+    return lambda: downloads.csv_bytes(df, provenance)
+
+
+def chart(fig: go.Figure, *, key: str, live: bool = False) -> None:
+    """Show a plotly figure with the modebar's PNG export kept. ``live``: a chart a slider
+    moves on every step, updated in place (:mod:`dashboard.common.view.liveplot`) rather than
+    rebuilt by the browser."""
+    if live:
+        liveplot.chart(fig, key=f"chart_{key}", config=PNG_CONFIG)
+    else:
+        st.plotly_chart(fig, config=PNG_CONFIG, key=f"chart_{key}", width="stretch")
+    shown.add_figure(key, fig)  # the report hands out what the page drew
+
+
+def legend(entries, *, title: str, key: str) -> None:
+    """A map legend (:func:`dashboard.common.view.figures.legend_html`) in a container keyed
+    ``legend_<key>``; plain HTML, so a page with a map needs no plotly.js."""
+    with st.container(key=f"legend_{key}"):
+        st.html(figures.legend_html(entries, title=title))
+
+
+def learn_link(label: str) -> None:
+    """A link to the Learn page (only when the app runs with navigation; plain text otherwise)."""
+    try:
+        st.page_link(LEARN_PAGE, label=label, icon=":material/school:")
+    except (StreamlitAPIException, KeyError):
+        st.caption(f"{label}: see the Learn page.")
+
+
+@contextmanager
+def errors_shown() -> Iterator[None]:
+    """Show a :class:`HexplorerError` raised inside the block as ``st.error``, never a traceback."""
+    try:
+        yield
+    except HexplorerError as exc:
+        st.error(str(exc), icon=":material/error:")
+
+
+PRESENTING = "deck_presenting"  # session key: index of the deck view being presented, or None
+
+
+def presenting() -> bool:
+    """Whether the deck's presenter mode is on (every page then uses the presenter's type)."""
+    return st.session_state.get(PRESENTING) is not None
+
+
+def presenter_style(*, full_screen: bool = False) -> None:
+    """Larger type for a room (CSS only; charts get a larger font from their builders).
+    ``full_screen`` also hides the sidebar and the app's header (the deck's presenter mode)."""
+    hide = (
+        "[data-testid='stSidebar'], [data-testid='stSidebarCollapsedControl'],"
+        "[data-testid='stHeader'] {display: none;}"
+        if full_screen
+        else ""
+    )
+    st.html(
+        "<style>"
+        "section.main, [data-testid='stMain'] {font-size: 1.25rem;}"
+        "[data-testid='stMain'] p, [data-testid='stMain'] li, [data-testid='stMain'] td,"
+        "[data-testid='stMain'] th {font-size: 1.25rem;}"
+        "[data-testid='stSidebar'] label p {font-size: 1.1rem;}" + hide + "</style>"
+    )

@@ -1,0 +1,299 @@
+"""One hexagon: how far off will a release be, and where do releases land?
+
+Read widgets → parameters → cached calls into core (``dashboard.hexagon.compute``) → figures.
+The answer comes first: each chosen mechanism's error at its *own* m_UB rule (typical error,
+90 % bound, worst case), then where its releases land; the worst-case analysis follows.
+
+Layout for a presenter: the controls sit in the sidebar (above the data settings), the main
+area starts with the headline and a grid of two charts, so at 1280×720 ε, m_UB and two charts
+they move are on screen together. Everything that depends on ε or m_UB is one ``st.fragment``:
+moving a control reruns it alone, not the data sidebar.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from core.mechanisms import MECHANISMS, get_rule
+from dashboard.common.report.panel import one_hexagon_panel
+from dashboard.common.session import shown, state, url
+from dashboard.common.session.selection import current_hat, hat_label, select_hat
+from dashboard.common.sidebar import require_data
+from dashboard.common.source import compute
+from dashboard.common.source.compute import DataSpec
+from dashboard.common.source.units import current
+from dashboard.common.view import ui
+from dashboard.hexagon import charts, labels, memo, panels, readouts
+from dashboard.hexagon import compute as hx
+from dashboard.hexagon import glossary as g
+from dashboard.hexagon import state as hs
+
+MAX_HAT_OPTIONS = 500
+PRESENTER_FONT = 17
+
+
+def _true_mean(spec: DataSpec, label: str) -> float:
+    return compute.hat(spec, label).true_mean
+
+
+st.title("One hexagon")
+controls = st.sidebar.container()  # the page's controls, above the shared data settings
+settings_box = st.sidebar.container()  # the settings ε does not move (full runs only)
+spec = require_data()
+ss = st.session_state
+
+
+@state.fragment
+def view(spec: DataSpec) -> None:
+    """Everything that ε, m_UB, the mechanisms or the HAT move (reruns alone)."""
+    shown.reset()  # everything this page draws is in here; the report hands out this run's
+    units = current()
+    u = units.value
+    hat = current_hat(spec)
+    rows = hx.hat_options(spec, hat, MAX_HAT_OPTIONS)  # the busiest; any other: Map page
+    eps = hs.init_epsilon()
+    panels.compact_top()
+    presenter = bool(ss[hs.PRESENTER]) or ui.presenting()  # the toggle, or the deck's
+    font = PRESENTER_FONT if presenter else None
+
+    with controls:
+        ss[state.HAT_PICK] = hat
+        st.selectbox(
+            f"{g.plain('hat', units)} (busiest first; any other on the Map page)",
+            options=list(rows),
+            key=state.HAT_PICK,
+            format_func=lambda h_: labels.hat_option(rows[h_], rows[h_]["rank"], units),
+            on_change=lambda: select_hat(ss[state.HAT_PICK]),
+            help=g.tip("hat", units),
+        )
+        st.select_slider(
+            "Privacy loss ε (log scale)",
+            options=hs.stops_with(eps),
+            key=hs.EPSILON_SLIDER,
+            format_func=lambda e: f"{e:g}",
+            on_change=hs.on_slider,
+            help=labels.help_text(
+                "epsilon", units, "Smaller ε = more noise. Learn → User-level privacy."
+            ),
+        )
+
+    with ui.errors_shown():  # a HexplorerError becomes a message, not a traceback
+        h = compute.hat(spec, hat)
+        noise_measure = str(ss[state.NOISE_MEASURE])
+        mk = hx.marks(spec, hat, eps, noise_measure)
+        if (
+            ss.get(state.M_UB_FOR) != hat
+            or ss.get(state.M_UB) is None
+            or not h.m_min <= int(ss[state.M_UB]) <= h.m_max
+        ):
+            ss[state.M_UB] = mk.get("median", h.m_min)
+            ss[state.M_UB_FOR] = hat
+
+        def _set_m_ub(value: int) -> None:
+            ss[state.M_UB] = int(value)
+
+        with controls:
+            if h.m_min < h.m_max:
+                st.slider(
+                    f"{g.plain('m_ub', units).capitalize()} (m_UB)",
+                    min_value=h.m_min,
+                    max_value=h.m_max,
+                    key=state.M_UB,
+                    help=labels.help_text(
+                        "m_ub",
+                        units,
+                        "Small: clipping error; large: noise error. Learn → Pseudo-users.",
+                    ),
+                )
+            else:
+                st.caption(f"m_UB = {h.m_min}: every {units.user} has the same count.")
+            # Exact ε below both sliders, so ε and m_UB stay on a 1280×720 screen together.
+            st.number_input(
+                "Exact ε",
+                min_value=hs.EPSILON_MIN,
+                max_value=hs.EPSILON_MAX,
+                step=0.01,
+                format="%g",
+                key=hs.EPSILON_EXACT,
+                on_change=hs.on_exact,
+                help="Type any ε between 0.01 and 10; the slider and every number follow.",
+            )
+            for name, value in mk.items():
+                st.button(
+                    f"{labels.rule_name(name, units)} = {value}",
+                    key=f"set_m_ub_{name}",
+                    on_click=_set_m_ub,
+                    args=(value,),
+                    help=labels.rule_help(name),
+                    width="stretch",
+                )
+            st.caption(
+                f"{hat_label(rows[hat], units.users)}; {g.plain('m_max', units)} m* = {int(rows[hat]['m_max']):,}; "
+                f"true mean {_true_mean(spec, hat):.3f} {u} (true values: the data team's workbench)"
+            )
+
+        if presenter:
+            ui.presenter_style()
+        m_ub = int(ss[state.M_UB])
+        override = bool(ss[state.OVERRIDE_M_UB])
+        chosen = tuple(n for n in MECHANISMS if n in ss[state.MECHANISMS])
+        n_runs = state.MC_RUNS_MANY if ss[state.MANY_RUNS] else state.MC_RUNS_DEFAULT
+        seed = int(ss[state.SEED])
+        raw = bool(ss[hs.RAW])
+        target = ss.get(hs.TARGET)
+        within = ss.get(hs.WITHIN)
+        within = float(within if within is not None else target if target else hs.DEFAULT_WITHIN)
+
+        for note in readouts.degenerate_notes(m_min=h.m_min, m_max=h.m_max, units=units):
+            st.info(note, icon=":material/info:")
+        # (issue 9: "copy link", "report" and "code for this view" go in this row.)
+        actions = st.container(key="hexagon_actions")  # noqa: F841 (kept for those controls)
+
+        if not chosen:
+            st.info("Choose at least one mechanism in the sidebar.")
+            return
+        head = hx.headline(spec, hat, chosen, eps, m_ub, noise_measure, seed, n_runs, within, raw)
+        rules = {
+            n: get_rule(rule).label for n in chosen if (rule := MECHANISMS[n].m_ub_rule) is not None
+        }
+        kind = "raw" if raw else "clamped"
+        st.markdown(
+            f"**How far off will a release be?** ε = {eps:g}, each mechanism at its own m_UB "
+            f"rule, {n_runs:,} simulated releases ({kind}), seed {seed}",
+            help="Typical error = the median of |release − true mean|; 90 % of releases land "
+            "within ± the next column; the worst case is SPEC's bound over every dataset with "
+            "these record counts (— where SPEC has none).",
+        )
+        with st.container(key="hexagon_headline"):
+            st.markdown(labels.headline_table(head, rules, units, m_ub))
+
+        # --- The two charts ε moves most: where releases land, and the worst case against ε --
+        sets, sims = [], []
+        for name in chosen:
+            sim = hx.simulated(spec, hat, name, eps, m_ub if override else None, seed, n_runs)
+            sims.append(sim)
+            values = hx.releases_of(sim, h.upper, raw=raw)
+            if values is None:
+                continue
+            share = float(np.mean(np.abs(values - h.true_mean) <= within))
+            sets.append(
+                charts.ReleaseSet(
+                    mechanism=name, title=MECHANISMS[name].title, values=values, share_within=share
+                )
+            )
+        vs_eps = hx.worst_case_vs_epsilon(spec, hat, noise_measure)
+        target_eps, plan_note = None, None
+        if target is not None:
+            p = hx.target_plan(
+                spec, hat, float(target), str(ss[hs.TARGET_MECHANISM]), noise_measure
+            )
+            target_eps = p.epsilon
+            plan_note = labels.plan_note(p, units)
+        left, right = st.columns(2)
+        with left:
+            if sets:
+                ui.chart(
+                    memo.figure(
+                        charts.releases_distribution,
+                        sets,
+                        true_mean=h.true_mean,
+                        within=within,
+                        epsilon=eps,
+                        units=units,
+                        raw=raw,
+                        font_size=font,
+                    ),
+                    key="distribution",
+                    live=True,
+                )
+        with right:
+            ui.chart(
+                memo.figure(
+                    charts.worst_case_vs_epsilon,
+                    vs_eps,
+                    epsilon=eps,
+                    target=float(target) if target is not None else None,
+                    target_epsilon=target_eps,
+                    units=units,
+                    height=charts.distribution_height(len(sets)),
+                    font_size=font,
+                ),
+                key="worst_case_vs_epsilon",
+                live=True,
+            )
+        if plan_note:
+            st.caption(plan_note)
+
+        # --- Read-outs, the worst case in detail, the MAE curve, tables: tabs -------------------
+        # Only the open tab is drawn (state-tracked tabs rerun this fragment when switched), so a
+        # move of ε repaints the two charts above and the open tab, not six charts and four
+        # tables. The figures of the closed tabs still go into the report: recorded as builders
+        # over this run's (cached) numbers, drawn only if the report is downloaded.
+        at = hx.error_at(spec, hat, m_ub, eps, noise_measure)
+        curve = hx.error_curve(spec, hat, eps, noise_measure)
+        steps = hx.staircase(spec, hat, noise_measure)
+        m_eps = hx.m_opt(spec, hat, eps, noise_measure)
+        opt_total = float(curve.loc[curve["m"] == m_eps, "total"].iloc[0])
+        m_ub_arg = m_ub if override else None
+
+        def mc() -> pd.DataFrame:  # MAE against ε: for its tab, its table and the report only
+            return pd.concat(
+                [
+                    hx.mc_curve(spec, hat, name, m_ub_arg, n_runs, seed, state.MC_EPSILONS)
+                    for name in chosen
+                ],
+                ignore_index=True,
+            )
+
+        figures = panels.chart_builders(
+            h=h, marks=mk, curve=curve, steps=steps, mc=mc, at=at, m_ub=m_ub, m_eps=m_eps,
+            epsilon=eps, chosen=chosen, n_runs=n_runs, units=units, font=font,
+        )  # fmt: skip
+        tabs = dict(
+            zip(
+                hs.TABS,
+                st.tabs(list(hs.TABS), key=hs.TAB, on_change="rerun"),
+                strict=True,
+            )
+        )
+        drawn: set[str] = set()
+
+        def _chart(key: str) -> None:
+            ui.chart(figures[key](), key=key)
+            drawn.add(key)
+
+        with tabs[hs.TAB_READOUTS]:
+            panels.readouts_tab(
+                tabs[hs.TAB_READOUTS], head=head, h=h, at=at, epsilon=eps, m_ub=m_ub,
+                within=within, units=units,
+            )  # fmt: skip
+        with tabs[hs.TAB_DETAIL]:
+            if tabs[hs.TAB_DETAIL].open is not False:
+                panels.detail_tab(
+                    at=at, epsilon=eps, m_ub=m_ub, m_eps=m_eps, opt_total=opt_total, units=units,
+                    chart=_chart,
+                )  # fmt: skip
+        with tabs[hs.TAB_MAE]:
+            if tabs[hs.TAB_MAE].open is not False:
+                _chart("mae")
+        with tabs[hs.TAB_TABLES]:
+            if tabs[hs.TAB_TABLES].open is not False:
+                panels.tables_tab(
+                    spec, units, head=head, sims=sims, upper=h.upper, hat=hat, epsilon=eps,
+                    seed=seed, m_ub=m_ub if override else None, within=within, n_runs=n_runs,
+                    curve=curve, steps=steps, vs_eps=vs_eps, mc=mc(),
+                )  # fmt: skip
+        for key, build in figures.items():
+            if key not in drawn:
+                shown.add_figure(key, build)  # built only if the report is downloaded
+
+        one_hexagon_panel(
+            spec, hat, within=within, raw=raw
+        )  # code for this view and the HTML report (dashboard/common/report)
+    url.write()  # a fragment rerun skips app.py's write: keep the URL on the view shown
+
+
+panels.settings(spec, settings_box)
+view(spec)

@@ -1,0 +1,41 @@
+"""The charts that update in place: plotly.js served from the installed plotly package, and a
+plain ``st.plotly_chart`` wherever that route is not served (AppTest, a page run on its own)."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from starlette.requests import Request
+from streamlit.testing.v1 import AppTest
+
+from dashboard.common.view import liveplot
+
+
+def test_the_route_serves_the_installed_plotly_js():
+    (route,) = liveplot.routes()
+    assert route.path == liveplot.ROUTE and liveplot.ROUTE in liveplot.JS  # what the JS loads
+    request = Request({"type": "http", "method": "GET", "path": liveplot.ROUTE, "headers": []})
+    response = asyncio.run(route.endpoint(request))
+    assert response.status_code == 200
+    assert response.media_type == "text/javascript"
+    assert "max-age" in response.headers["cache-control"]
+    path = Path(response.path)
+    assert path == liveplot.plotly_js() and path.is_file()
+    assert b"plotly.js v" in path.read_bytes()[:300]
+
+
+def _page():
+    import plotly.graph_objects as go
+
+    from dashboard.common.view import ui
+
+    ui.chart(go.Figure(go.Scatter(x=[1, 2], y=[3, 4])), key="k", live=True)
+
+
+def test_without_the_route_a_live_chart_is_streamlits_plotly_chart():
+    assert not liveplot.enabled()  # only app.py's st.App serves the route
+    at = AppTest.from_function(_page).run()
+    assert not at.exception
+    charts = at.get("plotly_chart")
+    assert len(charts) == 1 and '"y":[3,4]' in charts[0].proto.spec.replace(" ", "")
