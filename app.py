@@ -31,6 +31,8 @@ PAGES = (  # (page file, URL path, title, icon): each page lives in its feature'
     ("dashboard/hexagon/page.py", "one_hexagon", "One hexagon", ":material/hexagon:"),
     ("dashboard/city/page.py", "city", "Whole city", ":material/location_city:"),
     ("dashboard/lessons/page.py", "lesson", "Lesson: neighbours", ":material/compare_arrows:"),
+    ("dashboard/course/page.py", "course", "Course", ":material/route:"),
+    ("dashboard/deck/page.py", "deck", "Deck", ":material/slideshow:"),
     ("dashboard/experiments/page.py", "experiments", "Experiments", ":material/science:"),
     ("dashboard/publish/page.py", "publish", "Publish", ":material/publish:"),
     ("dashboard/learn/page.py", "learn", "Learn", ":material/school:"),
@@ -48,21 +50,28 @@ def run() -> None:
     st.set_page_config(
         page_title="dp-hexplorer", page_icon=":material/directions_bus:", layout="wide"
     )
-    pages = [
-        st.Page(path, title=title, icon=icon, url_path=url_path, default=(title == "Map"))
+    from dashboard.deck import nav as deck
+
+    named = {
+        url_path: st.Page(path, title=title, icon=icon, url_path=url_path, default=(title == "Map"))
         for path, url_path, title, icon in PAGES
-    ]
+    }
     url.read_once()
     # Every run keeps the shared settings, whatever page runs: a page that drew none of them
     # (Experiments) let Streamlit drop them all at its end, and the next page started from the
     # defaults (One hexagon's mechanisms, the Map's colouring, the data source).
     state.init()
-    page = st.navigation(pages)
+    deck.register(named)
+    page = st.navigation(list(named.values()))
+    name = next(n for n, p in named.items() if p.title == page.title)
+    deck.read_link()
     state.page_ran(page.url_path, page.title)  # a page's own widgets come back on its return
     shown.reset()  # the figures of this run, for the report
+    deck.presenter_bar()
     page.run()
     url.write()
     url.share_control(page.url_path)
+    deck.after_run(name)  # "Add this view to the deck"; a presented view's charts kept
 
 
 if __name__ == "__main__":  # a visitor's run

@@ -57,7 +57,7 @@ def view(spec: DataSpec) -> None:
     rows = hx.hat_options(spec, hat, MAX_HAT_OPTIONS)  # the busiest; any other: Map page
     eps = hs.init_epsilon()
     panels.compact_top()
-    presenter = bool(ss[hs.PRESENTER])
+    presenter = bool(ss[hs.PRESENTER]) or ui.presenting()  # the toggle, or the deck's
     font = PRESENTER_FONT if presenter else None
 
     with controls:
@@ -138,7 +138,7 @@ def view(spec: DataSpec) -> None:
             )
 
         if presenter:
-            panels.presenter_style()
+            ui.presenter_style()
         m_ub = int(ss[state.M_UB])
         override = bool(ss[state.OVERRIDE_M_UB])
         chosen = tuple(n for n in MECHANISMS if n in ss[state.MECHANISMS])

@@ -23,18 +23,6 @@ from dashboard.hexagon import glossary as g
 from dashboard.hexagon import state as hs
 
 
-def presenter_style() -> None:
-    """Larger type for a room (CSS only; the charts get a larger font from their builders)."""
-    st.html(
-        "<style>"
-        "section.main, [data-testid='stMain'] {font-size: 1.25rem;}"
-        "[data-testid='stMain'] p, [data-testid='stMain'] li, [data-testid='stMain'] td,"
-        "[data-testid='stMain'] th {font-size: 1.25rem;}"
-        "[data-testid='stSidebar'] label p {font-size: 1.1rem;}"
-        "</style>"
-    )
-
-
 def compact_top() -> None:
     """Less empty space above the title, so the controls and two charts fit one 720-px screen."""
     st.html(

@@ -136,7 +136,8 @@ class ModulePreload:
     """ASGI middleware: every HTML page gets :func:`links` for :func:`chunk_names`.
 
     Only ``GET`` responses whose content type is ``text/html`` are read (Streamlit's one HTML
-    page, served for every page's URL); a gzipped page (Streamlit compresses what it serves)
+    page, served for every page's URL), never a file under ``/media/`` (a downloaded HTML
+    report or handout, which must open offline without the app's modules); a gzipped page (Streamlit compresses what it serves)
     is sent uncompressed, with its ``Content-Length`` corrected. Everything else (the
     websocket, assets, uploads) passes through untouched.
     """
@@ -146,7 +147,12 @@ class ModulePreload:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         names = chunk_names()
-        if scope["type"] != "http" or scope.get("method") != "GET" or not names:
+        if (
+            scope["type"] != "http"
+            or scope.get("method") != "GET"
+            or not names
+            or "/media/" in scope.get("path", "")  # a download (a report, a handout): as it is
+        ):
             await self.app(scope, receive, send)
             return
         start: Message | None = None

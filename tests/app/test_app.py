@@ -238,7 +238,8 @@ def test_without_a_data_directory_no_control_names_a_server_file(monkeypatch):
         sidebar.SOURCE_LABELS["demo"],
         sidebar.SOURCE_LABELS["upload"],
     ]
-    assert [t.key for t in at.text_input] == [units.USER_NOUN]  # the only text field
+    # the only text field besides the deck's title and note (words, never a path)
+    assert [t.key for t in at.text_input] == [units.USER_NOUN, "deck_title", "deck_note"]
 
 
 @pytest.mark.parametrize("name", ["/etc/passwd", "../../../../etc/passwd", "records.csv"])
@@ -270,7 +271,8 @@ def test_data_directory_files_are_a_choice_and_prepared(tmp_path, monkeypatch):
     _ok(at)
     box = at.sidebar.selectbox(key=state.PATH)
     assert box.options == ["records.csv"]
-    assert [t.key for t in at.sidebar.text_input] == [units.USER_NOUN]  # no path is typed
+    # no path is typed (the deck's title and note are words)
+    assert [t.key for t in at.sidebar.text_input] == [units.USER_NOUN, "deck_title", "deck_note"]
     box.set_value("records.csv").run()
     _ok(at)
     assert not at.error and _metrics(at)["Rows read"] == "6"

@@ -155,3 +155,49 @@ def build_html(report: Report) -> str:
         f'<p class="muted">Made with dp-hexplorer {html.escape(report.version)}.</p></body></html>'
     )
     return "\n".join(parts)
+
+
+def build_handout(title: str, sections: Sequence[Report], *, version: str) -> str:
+    """Several views in one HTML document that needs no network (a deck's handout).
+
+    Each section is a :class:`Report` (its title, note as the first text, settings, charts);
+    plotly.js is embedded once, before the first chart of the whole document, and every chart
+    has its own ``figure-<n>`` id.
+
+    >>> r = Report(title="A", parameters={"ε": "1"}, figures=[], texts=["n"], summary={},
+    ...            version="0", created="2026-01-01 00:00 UTC")
+    >>> page = build_handout("Deck", [r, r], version="0")
+    >>> page.count("<h2>1. A</h2>"), page.count("<h2>2. A</h2>"), "<script" in page
+    (1, 1, False)
+    """
+    parts = [
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        f"<title>{html.escape(title)} — dp-hexplorer</title>",
+        f"<style>{_STYLE}</style></head><body>",
+        f"<h1>{html.escape(title)}</h1>",
+        f'<p class="muted">dp-hexplorer {html.escape(version)}: {len(sections)} views, in '
+        "order. Interactive charts (plotly.js inside the file): hover for values, drag to zoom, "
+        "double-click to reset.</p>",
+    ]
+    n = 0
+    for i, r in enumerate(sections, start=1):
+        parts.append(f'<section class="view"><h2>{i}. {html.escape(r.title)}</h2>')
+        parts += [f"<p>{html.escape(t)}</p>" for t in r.texts]
+        parts.append(_table(r.parameters))
+        if r.link:
+            parts.append(f'<p class="muted">In the app: <code>{html.escape(r.link)}</code></p>')
+        for caption, fig in r.figures:
+            parts.append(
+                f'<div class="figure"><p><strong>{html.escape(caption)}</strong></p>'
+                f"{_figure_html(fig, n)}</div>"
+            )
+            n += 1
+        if not r.figures:
+            parts.append('<p class="muted">This view has no chart to show here.</p>')
+        parts.append("</section>")
+    parts.append(
+        f'<p class="muted">Made with dp-hexplorer {html.escape(version)}.</p></body></html>'
+    )
+    return "\n".join(parts)

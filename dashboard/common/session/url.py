@@ -24,6 +24,7 @@ seed      seed of the simulated noise                 ``state.SEED``
 runs      Monte-Carlo runs per point (2000, 10000)    ``state.MANY_RUNS``
 user      the lesson's user                           :data:`LESSON_USER`
 lmech     the lesson's mechanism                      :data:`LESSON_MECHANISM`
+step      the course's step 1–6                       :data:`COURSE_STEP`
 ========  ==========================================  =========================================
 
 :func:`read_once` copies a link's values into session state on the first run of a session
@@ -59,6 +60,7 @@ LINK_HAT = "url_hat_asked"  # the hexagon-hour the link asked for (checked once 
 # The lesson page's parameters (dashboard/lessons/state.py uses these keys).
 LESSON_USER = "lesson_user"
 LESSON_MECHANISM = "lesson_mechanism"
+COURSE_STEP = "course_step"  # the Course page's step (dashboard/course/state.py)
 
 DIGEST_CHARS = 16
 EPSILON_RANGE = (EPSILON_MIN, EPSILON_MAX)  # the product's one range (core.params)
@@ -67,7 +69,7 @@ SOURCES = ("demo", "upload", "path")
 # Order of the parameters in a link.
 NAMES = (
     "source", "file", "name", "path", "U", "res", "slot", "zeros", "hat", "eps", "m_ub",
-    "all_m_ub", "mech", "noise", "seed", "runs", "user", "lmech",
+    "all_m_ub", "mech", "noise", "seed", "runs", "user", "lmech", "step",
 )  # fmt: skip
 
 
@@ -162,6 +164,7 @@ def parse(params: Mapping[str, str]) -> tuple[dict[str, Any], list[str]]:
         },
         "user": lambda t: {LESSON_USER: t[:200]},
         "lmech": lambda t: {LESSON_MECHANISM: _choice(t, tuple(MECHANISMS))},
+        "step": lambda t: {COURSE_STEP: _int(t, 1, 6)},
     }
     for name in NAMES:
         if name not in params:
@@ -239,6 +242,8 @@ def encode(ss: Mapping[str, Any]) -> dict[str, str]:
         out["user"] = str(ss[LESSON_USER])
     if ss.get(LESSON_MECHANISM):
         out["lmech"] = str(ss[LESSON_MECHANISM])
+    if ss.get(COURSE_STEP) is not None:
+        out["step"] = str(int(ss[COURSE_STEP]))
     return out
 
 

@@ -127,3 +127,29 @@ def errors_shown() -> Iterator[None]:
         yield
     except HexplorerError as exc:
         st.error(escape(str(exc)), icon=":material/error:")  # quotes names from outside
+
+
+PRESENTING = "deck_presenting"  # session key: index of the deck view being presented, or None
+
+
+def presenting() -> bool:
+    """Whether the deck's presenter mode is on (every page then uses the presenter's type)."""
+    return st.session_state.get(PRESENTING) is not None
+
+
+def presenter_style(*, full_screen: bool = False) -> None:
+    """Larger type for a room (CSS only; charts get a larger font from their builders).
+    ``full_screen`` also hides the sidebar and the app's header (the deck's presenter mode)."""
+    hide = (
+        "[data-testid='stSidebar'], [data-testid='stSidebarCollapsedControl'],"
+        "[data-testid='stHeader'] {display: none;}"
+        if full_screen
+        else ""
+    )
+    st.html(
+        "<style>"
+        "section.main, [data-testid='stMain'] {font-size: 1.25rem;}"
+        "[data-testid='stMain'] p, [data-testid='stMain'] li, [data-testid='stMain'] td,"
+        "[data-testid='stMain'] th {font-size: 1.25rem;}"
+        "[data-testid='stSidebar'] label p {font-size: 1.1rem;}" + hide + "</style>"
+    )

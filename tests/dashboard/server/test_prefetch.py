@@ -7,6 +7,7 @@ import asyncio
 import gzip
 from pathlib import Path
 
+import pytest
 import streamlit as st
 
 from dashboard.server import prefetch
@@ -104,6 +105,17 @@ def test_everything_else_passes_untouched():
         sent = _serve(scope, kind, [script])
         assert _body(sent) == script
         assert dict(sent[0]["headers"])[b"content-length"] == str(len(script)).encode()
+
+
+def test_a_downloaded_html_file_is_untouched():
+    """st.download_button's files are served under /media/: a report or a deck's handout must
+    not get links to the app's modules (offline they are requests that fail)."""
+    if not prefetch.chunk_names():
+        pytest.skip("this Streamlit build has no map module to link")
+    sent = _serve(
+        {"type": "http", "method": "GET", "path": "/media/abc.html"}, b"text/html", [PAGE]
+    )
+    assert _body(sent) == PAGE
 
 
 def test_a_page_without_head_or_without_modules_is_unchanged():
