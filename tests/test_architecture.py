@@ -19,15 +19,6 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 UI = ("dashboard", "streamlit", "plotly", "pydeck")
 MAX_LINES = 600
-#: Files other branches are splitting under 600 lines (issue 28); remove an entry once its
-#: split is merged, and the list once it is empty.
-BEING_SPLIT = {
-    "core/data/prepare.py",
-    "core/citywide/batch.py",
-    "core/publish/ledger.py",
-    "dashboard/pages/one_hexagon.py",
-    "dashboard/map/layers.py",
-}
 
 
 def module_name(path: Path) -> str:
@@ -201,19 +192,11 @@ def module_name_in(path: Path, root: Path) -> str:
 
 @pytest.mark.parametrize(
     "path",
-    [
-        pytest.param(
-            p,
-            marks=pytest.mark.xfail(
-                p in BEING_SPLIT, reason="being split on another branch", strict=False
-            ),
-        )
-        for p in sorted(
-            q.relative_to(ROOT).as_posix()
-            for folder in ("core", "dashboard")
-            for q in (ROOT / folder).rglob("*.py")
-        )
-    ],
+    sorted(
+        q.relative_to(ROOT).as_posix()
+        for folder in ("core", "dashboard")
+        for q in (ROOT / folder).rglob("*.py")
+    ),
 )
 def test_no_module_over_600_lines(path):
     n = len((ROOT / path).read_text(encoding="utf-8").splitlines())

@@ -10,14 +10,15 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Any
 
 import numpy as np
 
 from core.errors import HexplorerError
 
-if TYPE_CHECKING:
-    from core.citywide.batch import HatBatch
+#: A :class:`core.citywide.batch.HatBatch` (which imports this module; typed loosely here so
+#: that the two modules do not import each other).
+HatBatch = Any
 
 __all__ = ["bestfit_assign", "bestfit_means", "wraparound_means"]
 
