@@ -18,6 +18,7 @@ from collections.abc import Mapping
 import streamlit as st
 
 from core.errors import HexplorerError
+from dashboard.common.markdown import escape
 from dashboard.common.session import shown, state, url
 from dashboard.common.view import ui
 from dashboard.deck import codec, store
@@ -120,13 +121,13 @@ def presenter_bar() -> None:
     with st.container(key="deck_presenter"):
         left, mid, right, end = st.columns([1, 6, 1, 1], vertical_alignment="center")
         prev = left.button("◀ Previous", key="deck_prev", disabled=i == 0, width="stretch")
-        mid.markdown(f"### {i + 1} / {len(d.views)} · {v.title}")
+        mid.markdown(f"### {i + 1} / {len(d.views)} · {escape(v.title)}")
         nxt = right.button(
             "Next ▶", key="deck_next", disabled=i + 1 == len(d.views), width="stretch"
         )
         end.button("Exit", key="deck_exit", on_click=stop_presenting, width="stretch")
         if v.note:
-            st.markdown(f"#### {v.note}")
+            st.markdown(f"#### {escape(v.note)}")
     if prev:
         open_view(i - 1)
     if nxt:

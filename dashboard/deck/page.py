@@ -10,6 +10,7 @@ from __future__ import annotations
 import streamlit as st
 
 from core.errors import HexplorerError
+from dashboard.common.markdown import escape
 from dashboard.common.session import state
 from dashboard.common.view import downloads
 from dashboard.deck import codec, handout, nav, store
@@ -68,9 +69,9 @@ else:
     for i, v in enumerate(d.views):
         with st.container(border=True, key=f"deck_view_{i}"):
             text, up, down, rm = st.columns([8, 1, 1, 1], vertical_alignment="center")
-            text.markdown(f"**{i + 1}. {v.title}** · {nav.page_title(v.page)}")
+            text.markdown(f"**{i + 1}. {escape(v.title)}** · {nav.page_title(v.page)}")
             if v.note:
-                text.caption(v.note)
+                text.caption(escape(v.note))
             up.button("↑", key=f"deck_up_{i}", on_click=_move, args=(i, i - 1), disabled=i == 0)
             down.button("↓", key=f"deck_down_{i}", on_click=_move, args=(i, i + 1),
                         disabled=i + 1 == len(d.views))  # fmt: skip

@@ -96,3 +96,19 @@ def test_a_deck_link_loads_and_a_bad_one_is_one_line():
         "The deck link is broken (it does not decode): copy it again."
     ]
     assert at.session_state[nav.DECK] == [d.views[0].as_dict()]  # the deck in use is kept
+
+
+def test_a_deck_links_words_are_shown_as_text_not_markdown():
+    """A deck link is anyone's: its title and note reach the page as literal text (a live
+    link or a remote image in the app's own list would be a phishing aid)."""
+    hostile = "**[Sign in again](https://x.example/login)** ![](https://x.example/t.png)"
+    d = codec.Deck(views=(codec.View(page="learn", params={}, title=hostile, note=hostile),))
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.run()
+    at.query_params["deck"] = codec.encode(d)
+    at.switch_page("dashboard/deck/page.py").run()
+    _ok(at)
+    shown = [m.value for m in at.markdown] + [c.value for c in at.caption]
+    with_words = [v for v in shown if "Sign in again" in v]
+    assert with_words, shown
+    assert not any("](https://" in v for v in with_words), with_words  # escaped: \]\(
