@@ -5,9 +5,10 @@ The answer comes first: each chosen mechanism's error at its *own* m_UB rule (ty
 90 % bound, worst case), then where its releases land; the worst-case analysis follows.
 
 Layout for a presenter: the controls sit in the sidebar (above the data settings), the main
-area starts with the headline and a grid of two charts, so at 1280×720 ε, m_UB and two charts
-they move are on screen together. Everything that depends on ε or m_UB is one ``st.fragment``:
-moving a control reruns it alone, not the data sidebar.
+area starts with a one-line headline and a grid of two charts, then the headline table, so at a
+1280×720 window (viewport 1280×633) ε, m_UB and the two charts they move are on screen
+together. Everything that depends on ε or m_UB is one ``st.fragment``: moving a control reruns
+it alone, not the data sidebar.
 """
 
 from __future__ import annotations
@@ -61,15 +62,6 @@ def view(spec: DataSpec) -> None:
     font = PRESENTER_FONT if presenter else None
 
     with controls:
-        ss[state.HAT_PICK] = hat
-        st.selectbox(
-            f"{g.plain('hat', units)} (busiest first; any other on the Map page)",
-            options=list(rows),
-            key=state.HAT_PICK,
-            format_func=lambda h_: labels.hat_option(rows[h_], rows[h_]["rank"], units),
-            on_change=lambda: select_hat(ss[state.HAT_PICK]),
-            help=g.tip("hat", units),
-        )
         st.select_slider(
             "Privacy loss ε (log scale)",
             options=hs.stops_with(eps),
@@ -111,6 +103,17 @@ def view(spec: DataSpec) -> None:
                 )
             else:
                 st.caption(f"m_UB = {h.m_min}: every {units.user} has the same count.")
+            # The hexagon-hour below the two sliders: at a 1280×720 window (viewport 1280×633,
+            # under the ten pages' navigation) ε and m_UB stay on screen with the two charts.
+            ss[state.HAT_PICK] = hat
+            st.selectbox(
+                f"{g.plain('hat', units)} (busiest first; any other on the Map page)",
+                options=list(rows),
+                key=state.HAT_PICK,
+                format_func=lambda h_: labels.hat_option(rows[h_], rows[h_]["rank"], units),
+                on_change=lambda: select_hat(ss[state.HAT_PICK]),
+                help=g.tip("hat", units),
+            )
             # Exact ε below both sliders, so ε and m_UB stay on a 1280×720 screen together.
             st.number_input(
                 "Exact ε",
@@ -169,9 +172,6 @@ def view(spec: DataSpec) -> None:
             "within ± the next column; the worst case is SPEC's bound over every dataset with "
             "these record counts (— where SPEC has none).",
         )
-        with st.container(key="hexagon_headline"):
-            st.markdown(labels.headline_table(head, rules, units, m_ub))
-
         # --- The two charts ε moves most: where releases land, and the worst case against ε --
         sets, sims = [], []
         for name in chosen:
@@ -229,6 +229,10 @@ def view(spec: DataSpec) -> None:
             )
         if plan_note:
             st.caption(plan_note)
+        # The table under the charts: at a 1280×720 window (viewport 1280×633) ε, m_UB and the
+        # two charts they move are on screen together, the table follows on scrolling.
+        with st.container(key="hexagon_headline"):
+            st.markdown(labels.headline_table(head, rules, units, m_ub))
 
         # --- Read-outs, the worst case in detail, the MAE curve, tables: tabs -------------------
         # Only the open tab is drawn (state-tracked tabs rerun this fragment when switched), so a

@@ -1,4 +1,5 @@
-"""One hexagon in a real browser (Playwright + Debian's Chromium) at a presenter's 1280×720.
+"""One hexagon in a real browser (Playwright + Debian's Chromium) in a presenter's 1280×720 window
+(viewport 1280×633).
 
 Checks what only a browser shows: the ε slider, the m_UB slider and the two charts they move are
 on screen together without scrolling (bounding boxes), the distribution of releases is drawn (one
@@ -23,7 +24,7 @@ from browser_server import (
 from dashboard.common.session import state
 
 ARTIFACTS = ROOT / "test-artifacts"
-WIDTH, HEIGHT = 1280, 720
+WIDTH, HEIGHT = 1280, 633  # a 1280×720 window less Chromium's tabs and address bar
 
 pytestmark = pytest.mark.browser
 
