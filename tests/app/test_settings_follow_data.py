@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from links import plain
 from streamlit.testing.v1 import AppTest
 from test_own_data import AIS
 
@@ -54,7 +55,7 @@ def _upload(at: AppTest, name: str, data: bytes) -> None:
 
 
 def _in_use(at: AppTest) -> str:
-    return " ".join(c.value for c in at.sidebar.caption if c.value.startswith("In use"))
+    return plain(" ".join(c.value for c in at.sidebar.caption if c.value.startswith("In use")))
 
 
 @pytest.fixture()
