@@ -347,7 +347,11 @@ def data_sidebar() -> DataChoice:
                 error = f"Could not use '{source.name}': {exc}"
             else:
                 ss[state.APPLIED] = candidate.to_state()
-                uploads.drop(uploads.session_token(), keep=(source.digest,))  # the data in use only
+                kept = ss.get(state.UPLOADED)  # the uploader's file stays for a switch back
+                uploads.drop(
+                    uploads.session_token(),
+                    keep=(source.digest,) + ((kept["digest"],) if kept else ()),
+                )  # the data in use and the uploader's file only
         applied = DataSpec.from_state(ss[state.APPLIED]) if ss[state.APPLIED] is not None else None
         if applied is not None and applied.source.kind == "upload":
             if uploads.by_digest(applied.source.digest) is None:  # released after being idle
