@@ -38,7 +38,7 @@ M_UB_COLOR = "#d62728"
 EPSILON_COLOR = "#d62728"
 # Log axes: plotly abbreviates minor log labels (0.05 prints as "5"), so ε axes get explicit
 # ticks and other log axes label whole decades only.
-EPSILON_TICKS = (0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10)
+EPSILON_TICKS = (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 20, 50, 100)  # the product's ε range
 
 
 def epsilon_axis(title: str = "ε") -> dict:

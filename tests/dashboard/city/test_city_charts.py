@@ -195,3 +195,18 @@ def test_coverage_chart_as_data():
         curve, coverage=0.9, planned=None, epsilon=1.0, mechanism="baseline", target_label="±2"
     )
     assert len(fig.layout.shapes) == 2  # no planned ε: wanted share and slider only
+
+
+def test_coverage_chart_labels_its_epsilon_axis_past_10():
+    """Issue 27: a target that needs ε beyond 10 (90 % of hexagons within ±3 km/h) put the planned
+    ε where the axis had no label; the axis is labelled over the product's whole range."""
+    from dashboard.city.charts import coverage_chart
+
+    curve = pd.DataFrame({"epsilon": [0.01, 1.0, 14.0, 100.0], "share": [0.0, 0.5, 0.9, 1.0]})
+    fig = coverage_chart(
+        curve, coverage=0.9, planned=14.0, epsilon=1.0, mechanism="opt-bounding",
+        target_label="±3 km/h",
+    )  # fmt: skip
+    ticks = list(fig.layout.xaxis.tickvals)
+    assert {0.01, 10, 20, 50, 100} <= set(ticks)
+    assert list(fig.layout.xaxis.ticktext) == [f"{v:g}" for v in ticks]
