@@ -69,7 +69,7 @@ class Experiment:
     compute: Callable[..., pd.DataFrame]
     check: Callable[[pd.DataFrame], tuple[bool, str]]
     x_label: str = "ε"
-    y_label: str = "MAE"
+    y_label: str = "MAE (km/h)"
     log_x: bool = False
     log_y: bool = False
     default_runs: int = 10_000

@@ -99,7 +99,7 @@ def distributions_chart(lr: LogRatio, units: Units) -> go.Figure:
         data,
         f"Where {lr.mechanism}'s releases land (ε = {lr.epsilon:g}, {how})",
         xaxis=dict(title=f"released value ({units.value})"),
-        yaxis=dict(title="density"),
+        yaxis=dict(title="probability density"),
         shapes=shapes,
         annotations=notes,
     )
@@ -145,7 +145,7 @@ def log_ratio_chart(lr: LogRatio, units: Units) -> go.Figure:
         data,
         "Log-ratio of the two densities, against ±ε",
         xaxis=dict(title=f"released value ({units.value})"),
-        yaxis=dict(title="log p_D(x) − log p_D′(x)", range=[-top, top]),
+        yaxis=dict(title="log p_D(x) − log p_D′(x) (privacy loss, ε)", range=[-top, top]),
         shapes=shapes,
         annotations=notes,
     )

@@ -122,7 +122,7 @@ with ui.errors_shown():
         ui.chart(charts.log_ratio_chart(lr, u), key="lesson_log_ratio")
 
     cols = st.columns(4)
-    cols[0].metric("largest |log-ratio|", f"{lr.max_abs:.4f}")
+    cols[0].metric("largest |log-ratio| (privacy loss, ε)", f"{lr.max_abs:.4f}")
     cols[1].metric("ε", f"{epsilon:g}")
     cols[2].metric("odds change at most e^ε", f"{math.exp(min(epsilon, 700)):.3g}×")
     if lr.exact:

@@ -24,6 +24,11 @@ PAGES = [
     "dashboard/hexagon/page.py",
     "dashboard/city/page.py",
     "dashboard/publish/page.py",
+    "dashboard/lessons/page.py",
+    "dashboard/course/page.py",
+    "dashboard/deck/page.py",
+    "dashboard/experiments/page.py",
+    "dashboard/learn/page.py",
 ]
 _B, _E = r"(?<![A-Za-z])", r"(?![A-Za-z])"  # word ends, "_" counting as a separator
 _NOUNS = (

@@ -117,13 +117,17 @@ def test_lesson_page_shows_core_numbers_for_the_linked_view(demo, mechanism):
     nb = lessons.neighbours(hat, user)
     if lessons.has_exact_density(mechanism):
         lr = lessons.exact_log_ratio(mechanism, nb, 0.5)
-        assert float(metrics["largest |log-ratio|"]) == pytest.approx(lr.max_abs, abs=1e-4)
+        assert float(metrics["largest |log-ratio| (privacy loss, ε)"]) == pytest.approx(
+            lr.max_abs, abs=1e-4
+        )
         assert lr.max_abs <= 0.5 + 1e-9
     else:
         lr = lessons.simulated_log_ratio(
             mechanism, nb, 0.5, n_runs=200_000, rng=np.random.default_rng([0, 7, 0])
         )
-        assert float(metrics["largest |log-ratio|"]) == pytest.approx(lr.max_abs, abs=1e-4)
+        assert float(metrics["largest |log-ratio| (privacy loss, ε)"]) == pytest.approx(
+            lr.max_abs, abs=1e-4
+        )
         assert lr.worst_excess_z <= 5.0
     rv = lessons.record_vs_user(nb, 0.5)
     assert metrics["record-level noise: 90 % within ±"] == f"{rv.half_width_record:.4g} km/h"
@@ -134,10 +138,10 @@ def test_lesson_page_shows_core_numbers_for_the_linked_view(demo, mechanism):
 
 def test_lesson_half_noise_switch_leaves_the_band(demo):
     at = _open({"lmech": "baseline", "eps": "1"}, LESSON)
-    before = float({m.label: m.value for m in at.metric}["largest |log-ratio|"])
+    before = float({m.label: m.value for m in at.metric}["largest |log-ratio| (privacy loss, ε)"])
     assert before <= 1.0
     at.toggle(key="lesson_half_noise").set_value(True).run()
-    after = float({m.label: m.value for m in at.metric}["largest |log-ratio|"])
+    after = float({m.label: m.value for m in at.metric}["largest |log-ratio| (privacy loss, ε)"])
     assert after == pytest.approx(2 * before, rel=1e-3) and after > 1.0
     assert any("outside" in m.value for m in at.markdown)
 
