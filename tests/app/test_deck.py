@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from links import plain
 from streamlit.testing.v1 import AppTest
 
 from dashboard.common.session import state
@@ -71,7 +72,7 @@ def test_presenter_steps_through_the_views_with_their_settings(built):
     _ok(at)
     assert at.session_state[ui.PRESENTING] == 0
     assert at.session_state[state.EPSILON] == 0.5
-    assert any("1 / 3 · One hexagon at ε = 0.5" in m.value for m in at.markdown)
+    assert any("1 / 3 · One hexagon at ε = 0.5" in plain(m.value) for m in at.markdown)
     at.button(key="deck_next").click().run()
     _ok(at)
     assert at.session_state[ui.PRESENTING] == 1 and at.session_state[cs.STEP] == 3
