@@ -270,18 +270,7 @@ def read_summary_frame(path: Any, columns: list[str] | None = None) -> pl.DataFr
     if hasattr(path, "seek"):
         path.seek(0)
     wanted = SUMMARY_COLUMNS if columns is None else columns
-    types = {"m": pl.Int64, "s": pl.Float64, "q": pl.Float64}
-    frame = pl.read_parquet(path, columns=wanted)
-    try:
-        frame = frame.cast({c: types.get(c, pl.String) for c in wanted}, strict=True)
-    except pl.exceptions.PolarsError as exc:
-        first = str(exc).strip().splitlines()[0]
-        raise HexplorerError(
-            f"'{_name(path)}' has summary columns of the wrong type: {first}"
-        ) from None
-    if {"hat", "user_id", "m", "s"} <= set(frame.columns):
-        check_values(frame, body["config"].upper, _name(path))
-    return frame
+    return _typed_checked(pl.read_parquet(path, columns=wanted), path, body)
 
 
 def summary_pieces(
@@ -292,17 +281,23 @@ def summary_pieces(
     :func:`read_summary_frame`."""
     body = read_metadata(path)
     wanted = SUMMARY_COLUMNS if columns is None else columns
-    types = {"m": pl.Int64, "s": pl.Float64, "q": pl.Float64}
     for batch in pq.ParquetFile(path).iter_batches(batch_size=rows, columns=wanted):
         frame = pl.from_arrow(batch)
         assert isinstance(frame, pl.DataFrame)
-        try:
-            frame = frame.cast({c: types.get(c, pl.String) for c in wanted}, strict=True)
-        except pl.exceptions.PolarsError as exc:
-            first = str(exc).strip().splitlines()[0]
-            raise HexplorerError(
-                f"'{_name(path)}' has summary columns of the wrong type: {first}"
-            ) from None
-        if {"hat", "user_id", "m", "s"} <= set(frame.columns):
-            check_values(frame, body["config"].upper, _name(path))
-        yield frame
+        yield _typed_checked(frame, path, body)
+
+
+def _typed_checked(frame: pl.DataFrame, path: Any, body: dict[str, Any]) -> pl.DataFrame:
+    """``frame`` with the summary columns' types (``m`` Int64, ``s``/``q`` Float64, the rest
+    text), its values checked (:func:`check_values`); one-line :class:`HexplorerError`."""
+    types = {"m": pl.Int64, "s": pl.Float64, "q": pl.Float64}
+    try:
+        frame = frame.cast({c: types.get(c, pl.String) for c in frame.columns}, strict=True)
+    except pl.exceptions.PolarsError as exc:
+        first = str(exc).strip().splitlines()[0]
+        raise HexplorerError(
+            f"'{_name(path)}' has summary columns of the wrong type: {first}"
+        ) from None
+    if {"hat", "user_id", "m", "s"} <= set(frame.columns):
+        check_values(frame, body["config"].upper, _name(path))
+    return frame
