@@ -18,7 +18,7 @@ from streamlit.runtime.media_file_manager import MediaFileManager
 from streamlit.testing.v1 import AppTest
 
 from core.data import hat_table, load_demo, prepare
-from dashboard.common.report.panel import CAPTIONS
+from dashboard.common.report.panel import CAPTIONS, CODE_PANEL
 from dashboard.hexagon import state as hs
 from tests.app.links import open_at
 
@@ -53,6 +53,10 @@ def test_code_for_this_view_runs_and_agrees_with_the_page(hats, tmp_path):
     open_at(at, ONE)
     at.run()
     assert not at.exception, [e.value for e in at.exception]
+    closed = [c for c in at.code if c.value.startswith("hexplorer worstcase")]
+    assert not closed  # the expander starts closed: its code boxes are not drawn
+    at.session_state[CODE_PANEL] = True  # the reader opens "Code for this view"
+    at.run()
     snippets = [c.value for c in at.code if c.value.startswith('"""Code for this view')]
     assert len(snippets) == 1
     commands = [c.value for c in at.code if c.value.startswith("hexplorer worstcase")]

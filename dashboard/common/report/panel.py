@@ -82,11 +82,22 @@ def view_of(spec: DataSpec, hat_label: str, *, within: float = 1.0, raw: bool = 
     )
 
 
+CODE_PANEL = "code_for_this_view"  # session key: whether the code expander is open
+
+
 def code_panel(view: View) -> None:
-    """The "code for this view" expander: the commands and the Python snippet."""
-    with st.expander(
-        "Code for this view: the same numbers outside the app", icon=":material/code:"
-    ):
+    """The "code for this view" expander: the commands and the Python snippet, drawn only
+    while it is open (a closed expander's code boxes would load and run the syntax highlighter
+    on every first view: about 0.5 s of the browser's main thread, bench/bench_render.py)."""
+    box = st.expander(
+        "Code for this view: the same numbers outside the app",
+        icon=":material/code:",
+        key=CODE_PANEL,
+        on_change="rerun",
+    )
+    if not box.open:
+        return
+    with box:
         st.markdown(
             "The command line (`hexplorer`, installed with the project) gives the worst-case "
             "numbers and a simulated release per mechanism (its own random stream, so the "

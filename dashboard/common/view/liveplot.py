@@ -7,8 +7,12 @@ draws such a chart with a small ``st.components.v2`` component instead: keyed, i
 element across reruns, and each rerun hands it the new figure, which it applies to the chart
 already on the page with ``Plotly.react`` (what Plotly recommends for updates).
 
-The component loads plotly.js from the server itself (the file the plotly package ships, served
-by ``app.py``'s ``st.App`` at :data:`ROUTE`), so it works offline. Where that route is not
+The component loads plotly.js from the server itself, so it works offline: plotly.js's *basic*
+bundle (scatter, bar and pie traces only; 1.2 MB, kept in ``static/`` with its licence) when
+every trace of the figure is one of those, else the full file the plotly package ships (4.8 MB).
+In Chromium the full bundle costs 1.6–2.2 s of main-thread time to parse and start, the basic
+one 0.45–0.5 s: most of a first view's browser cost (``bench/bench_render.py``). Both are served
+by ``app.py``'s ``st.App`` (:func:`routes`); a page that needs both loads both. Where that route is not
 served — ``AppTest``, or a page run on its own with ``streamlit run dashboard/map/page.py`` —
 :func:`chart` falls back to ``st.plotly_chart``; :func:`enable` is what ``app.py`` calls when it
 serves the route.
@@ -33,23 +37,34 @@ if TYPE_CHECKING:
     import plotly.graph_objects as go
 
 ROUTE = "/_hexplorer/plotly.min.js"
+BASIC_ROUTE = "/_hexplorer/plotly-basic.min.js"
+BASIC_TRACES = frozenset({"scatter", "bar", "pie"})
+"""The trace types of plotly.js's basic bundle (its README: "Contains trace modules bar, pie
+and scatter")."""
 _enabled = False
 
 JS = """
-const SRC = "__ROUTE__";
+const SRC = {full: "__ROUTE__", basic: "__BASIC_ROUTE__"};
 
-function plotly() {
-  if (window.Plotly) return Promise.resolve(window.Plotly);
-  if (!window.__hexplorerPlotly) {
-    window.__hexplorerPlotly = new Promise((resolve, reject) => {
+// One promise per bundle for the whole page; each resolves to that bundle's Plotly object (a
+// bundle sets window.Plotly: the one loaded first keeps the name).
+function plotly(bundle) {
+  const loaded = window.__hexplorerPlotly || (window.__hexplorerPlotly = {});
+  if (!loaded[bundle]) {
+    loaded[bundle] = new Promise((resolve, reject) => {
+      const before = window.Plotly;
       const script = document.createElement("script");
-      script.src = SRC;
-      script.onload = () => resolve(window.Plotly);
-      script.onerror = () => reject(new Error("plotly.js could not be loaded from " + SRC));
+      script.src = SRC[bundle];
+      script.onload = () => {
+        const own = window.Plotly;
+        if (before) window.Plotly = before;
+        resolve(own);
+      };
+      script.onerror = () => reject(new Error("plotly.js could not be loaded from " + SRC[bundle]));
       document.head.appendChild(script);
     });
   }
-  return window.__hexplorerPlotly;
+  return loaded[bundle];
 }
 
 function themed(layout, root) {
@@ -98,18 +113,20 @@ export default function (component) {
   const figure = JSON.parse(data.figure);
   const layout = figure.layout || {};
   div.style.height = (layout.height || 400) + "px";
-  plotly()
-    .then((Plotly) =>
-      Plotly.react(div, figure.data || [], themed(layout, parentElement), {
+  plotly(data.bundle === "basic" ? "basic" : "full")
+    .then((Plotly) => {
+      if (div.__hexplorerPlotly && div.__hexplorerPlotly !== Plotly) div.__hexplorerPlotly.purge(div);
+      div.__hexplorerPlotly = Plotly;  // the chart is updated by the bundle that drew it
+      return Plotly.react(div, figure.data || [], themed(layout, parentElement), {
         ...data.config,
         responsive: true,
-      })
-    )
+      });
+    })
     .catch((error) => {
       div.textContent = String(error);
     });
 }
-""".replace("__ROUTE__", ROUTE)
+""".replace("__ROUTE__", ROUTE).replace("__BASIC_ROUTE__", BASIC_ROUTE)
 
 
 @functools.cache
@@ -127,18 +144,36 @@ def plotly_js() -> Path:
     return Path(spec.origin).parent / "package_data" / "plotly.min.js"
 
 
-async def _plotly_js(request: Request) -> Response:
-    """plotly.js as the plotly package ships it (cached a day by the browser)."""
+def basic_js() -> Path:
+    """plotly.js's basic bundle (the npm package plotly.js-basic-dist-min, the plotly.js
+    version the plotly package ships), kept beside this module."""
+    return Path(__file__).parent / "static" / "plotly-basic.min.js"
+
+
+def _served(path: Path) -> Response:
+    """A bundle, cached a day by the browser."""
     return FileResponse(
-        plotly_js(),
-        media_type="text/javascript",
-        headers={"Cache-Control": "public, max-age=86400"},
+        path, media_type="text/javascript", headers={"Cache-Control": "public, max-age=86400"}
     )
 
 
+async def _plotly_js(request: Request) -> Response:
+    return _served(plotly_js())
+
+
+async def _basic_js(request: Request) -> Response:
+    return _served(basic_js())
+
+
 def routes() -> list[Route]:
-    """The route ``app.py``'s ``st.App`` serves plotly.js on."""
-    return [Route(ROUTE, _plotly_js)]
+    """The routes ``app.py``'s ``st.App`` serves the two plotly.js bundles on."""
+    return [Route(ROUTE, _plotly_js), Route(BASIC_ROUTE, _basic_js)]
+
+
+def bundle(fig: go.Figure) -> str:
+    """``"basic"`` when every trace of ``fig`` is drawn by the basic bundle, else ``"full"``."""
+    types = {trace.type for trace in fig.data}
+    return "basic" if types <= BASIC_TRACES else "full"
 
 
 def enable() -> None:
@@ -161,6 +196,10 @@ def chart(fig: go.Figure, *, key: str, config: dict) -> None:
 
     _component()(
         key=key,
-        data={"figure": pio.to_json(fig, validate=False), "config": dict(config)},
+        data={
+            "figure": pio.to_json(fig, validate=False),
+            "config": dict(config),
+            "bundle": bundle(fig),
+        },
         height=int(fig.layout.height or 400),
     )

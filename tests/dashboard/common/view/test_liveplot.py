@@ -4,6 +4,7 @@ plain ``st.plotly_chart`` wherever that route is not served (AppTest, a page run
 from __future__ import annotations
 
 import asyncio
+import re
 from pathlib import Path
 
 from starlette.requests import Request
@@ -13,7 +14,7 @@ from dashboard.common.view import liveplot
 
 
 def test_the_route_serves_the_installed_plotly_js():
-    (route,) = liveplot.routes()
+    route = liveplot.routes()[0]
     assert route.path == liveplot.ROUTE and liveplot.ROUTE in liveplot.JS  # what the JS loads
     request = Request({"type": "http", "method": "GET", "path": liveplot.ROUTE, "headers": []})
     response = asyncio.run(route.endpoint(request))
@@ -23,6 +24,31 @@ def test_the_route_serves_the_installed_plotly_js():
     path = Path(response.path)
     assert path == liveplot.plotly_js() and path.is_file()
     assert b"plotly.js v" in path.read_bytes()[:300]
+
+
+def test_the_basic_bundle_is_served_and_is_the_packages_plotly_js_version():
+    routes = {r.path: r for r in liveplot.routes()}
+    assert liveplot.BASIC_ROUTE in routes and liveplot.BASIC_ROUTE in liveplot.JS
+    request = Request(
+        {"type": "http", "method": "GET", "path": liveplot.BASIC_ROUTE, "headers": []}
+    )
+    response = asyncio.run(routes[liveplot.BASIC_ROUTE].endpoint(request))
+    assert response.status_code == 200 and response.media_type == "text/javascript"
+    head = Path(response.path).read_bytes()[:300].decode()
+    full = liveplot.plotly_js().read_bytes()[:300].decode()
+    version = re.search(r"plotly\.js v(\d+)\.", full)
+    assert "(basic - minified)" in head and version is not None
+    assert f"v{version.group(1)}." in head  # same major version as the figures plotly writes
+
+
+def test_a_figure_of_scatter_bar_and_pie_traces_uses_the_basic_bundle_any_other_the_full():
+    import plotly.graph_objects as go
+
+    basic = go.Figure([go.Scatter(x=[1], y=[2]), go.Bar(x=[1], y=[2]), go.Pie(values=[1])])
+    assert liveplot.bundle(basic) == "basic"
+    assert liveplot.bundle(go.Figure()) == "basic"
+    assert liveplot.bundle(go.Figure([go.Scatter(x=[1]), go.Histogram(x=[1, 2])])) == "full"
+    assert liveplot.bundle(go.Figure(go.Heatmap(z=[[1]]))) == "full"
 
 
 def _page():
