@@ -1,14 +1,25 @@
-"""The browser's share of One hexagon: Chromium main-thread time of its first render and of an ε step.
+"""The browser's share of a page: Chromium main-thread time of its first render and of one step.
 
-Run by hand (not in CI): ``python bench/bench_render.py [--starts 3]``. Starts the app
-(``tests/app/browser_server.py``), opens ``/one_hexagon`` in Debian's Chromium (headless,
-1280×720) and reads the DevTools protocol's ``Performance.getMetrics`` through a CDP session:
-``TaskDuration`` (all main-thread tasks) and ``ScriptDuration`` (JavaScript), in seconds, from
-navigation until the page is idle with its charts drawn; then the same for one ε step (the
-slider's thumb, ArrowRight) until idle again. Each start is a fresh browser and a fresh session.
+Run by hand (not in CI): ``python bench/bench_render.py [--starts 3] [--pages hexagon,map,course]
+[--course-step 4]``. Starts the app (``tests/app/browser_server.py``) once, then per start and
+page a fresh Chromium (headless, 1280×720, so a fresh session and no code cache) opens the page
+and reads the DevTools protocol's ``Performance.getMetrics`` through a CDP session:
+``TaskDuration`` (every main-thread task) and ``ScriptDuration`` (JavaScript), in seconds, from
+navigation until the page is idle with its charts drawn, then for one step until idle again:
 
-Issue 31's targets: first render ≤ 1 s of main-thread time, an ε step ≤ 150 ms. Numbers on a
-machine shared with other work are noisy: report the load (``uptime``) with them.
+* **One hexagon** (``/one_hexagon``): first render until "Where releases land" is drawn; the
+  step is one stop of the ε slider (ArrowRight on its thumb);
+* **the Map** (``/``, the default page): first render until the hexagons are drawn (deck.gl's canvas); then the
+  switch to "Colour by: error at ε" until the error map and its read-out are shown; the step is
+  one stop of the error map's ε slider;
+* **a course step** (``/course?step=N``, step 4 by default: ε and where releases land): first
+  render until its chart is drawn; the step is one stop of its ε slider (steps 1, 4, 5, 6; the
+  m_UB slider on step 3; step 2 has no slider and reports no step).
+
+Issue 31's targets: first render ≤ 1 s of main-thread time, a step ≤ 150 ms; for the Map, the
+error map's step ≤ 150 ms. Each "idle" wait adds a fixed pause (plotly's and deck.gl's last
+frames), which costs no main-thread time. Numbers on a machine shared with other work are noisy:
+the load average (``uptime``) is printed with them.
 """
 
 from __future__ import annotations
@@ -17,6 +28,7 @@ import argparse
 import os
 import statistics
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -26,12 +38,17 @@ from browser_server import (  # noqa: E402
     CHART,
     CHROMIUM,
     CHROMIUM_ARGS,
-    step_epsilon,
+    DECK,
+    ERROR_SLIDER,
     streamlit_server,
     wait_idle,
 )
 
 METRICS = ("TaskDuration", "ScriptDuration", "LayoutDuration", "RecalcStyleDuration")
+PAGES = ("hexagon", "map", "course")
+FIRST_TARGET_S, STEP_TARGET_MS = 1.0, 150.0
+SLIDER_OF_STEP = {1: "Privacy loss ε", 3: "m_UB", 4: "Privacy loss ε", 5: "Privacy loss ε",
+                  6: "Privacy loss ε"}  # fmt: skip
 
 
 def _metrics(cdp) -> dict[str, float]:
@@ -43,8 +60,78 @@ def _delta(after: dict[str, float], before: dict[str, float]) -> dict[str, float
     return {k: after[k] - before[k] for k in METRICS}
 
 
-def one_start(url: str) -> tuple[dict[str, float], dict[str, float]]:
-    """(first render, ε step) main-thread seconds of one fresh browser."""
+def _settle(page, ms: int = 1000) -> None:
+    wait_idle(page)
+    page.wait_for_timeout(ms)  # plotly's / deck.gl's last frames
+
+
+def _slider_step(page, label: str) -> None:
+    """One stop to the right of the slider labelled ``label`` (keyboard on its thumb)."""
+    thumb = page.locator('[data-testid="stSlider"]').filter(has_text=label).get_by_role("slider")
+    thumb.first.focus()
+    thumb.first.press("ArrowRight")
+    page.wait_for_timeout(300)
+    _settle(page, 500)
+
+
+def _measured(cdp, action: Callable[[], None]) -> dict[str, float]:
+    before = _metrics(cdp)
+    action()
+    return _delta(_metrics(cdp), before)
+
+
+def _hexagon(page, cdp, url: str) -> dict[str, dict[str, float]]:
+    def first() -> None:
+        page.goto(f"{url}/one_hexagon", wait_until="domcontentloaded")
+        page.locator(CHART).filter(has_text="Where releases").wait_for(state="visible")
+        _settle(page)
+
+    out = {"first render": _measured(cdp, first)}
+    out["ε step"] = _measured(cdp, lambda: _slider_step(page, "Privacy loss ε"))
+    return out
+
+
+def _map(page, cdp, url: str) -> dict[str, dict[str, float]]:
+    def first() -> None:
+        page.goto(f"{url}/", wait_until="domcontentloaded")  # the default page
+        page.locator(f"{DECK} canvas").first.wait_for(state="visible")
+        _settle(page)
+
+    def error_map() -> None:
+        radio = page.locator('[data-testid="stRadio"]').filter(has_text="Colour by")
+        radio.get_by_text("error at ε", exact=False).first.click()
+        page.get_by_text(ERROR_SLIDER).wait_for()
+        page.wait_for_function(
+            "() => [...document.querySelectorAll('[data-testid=\"stCaptionContainer\"]')]"
+            ".some(e => e.textContent.startsWith('ε = '))"
+        )
+        _settle(page)
+
+    out = {"first render": _measured(cdp, first)}
+    out["error map shown"] = _measured(cdp, error_map)
+    out["error-map ε step"] = _measured(cdp, lambda: _slider_step(page, ERROR_SLIDER))
+    return out
+
+
+def _course(step: int) -> Callable:
+    def run(page, cdp, url: str) -> dict[str, dict[str, float]]:
+        def first() -> None:
+            page.goto(f"{url}/course?step={step}", wait_until="domcontentloaded")
+            page.get_by_role("heading", name=f"Step {step}:").first.wait_for(state="visible")
+            if step != 2 and step != 6:
+                page.locator(CHART).first.wait_for(state="visible")
+            _settle(page)
+
+        out = {"first render": _measured(cdp, first)}
+        if step in SLIDER_OF_STEP:
+            out["step"] = _measured(cdp, lambda: _slider_step(page, SLIDER_OF_STEP[step]))
+        return out
+
+    return run
+
+
+def one_start(url: str, run: Callable) -> dict[str, dict[str, float]]:
+    """``run``'s measurements in one fresh browser (a fresh session)."""
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as pw:
@@ -54,52 +141,59 @@ def one_start(url: str) -> tuple[dict[str, float], dict[str, float]]:
             page.set_default_timeout(300_000)
             cdp = page.context.new_cdp_session(page)
             cdp.send("Performance.enable", {"timeDomain": "threadTicks"})
-            start = _metrics(cdp)
-            page.goto(f"{url}/one_hexagon", wait_until="domcontentloaded")
-            page.locator(CHART).filter(has_text="Where releases").wait_for(state="visible")
-            wait_idle(page)
-            page.wait_for_timeout(1000)  # plotly's last frames
-            first = _delta(_metrics(cdp), start)
-            before = _metrics(cdp)
-            step_epsilon(page, "ArrowRight")
-            page.wait_for_timeout(300)
-            wait_idle(page)
-            page.wait_for_timeout(500)
-            step = _delta(_metrics(cdp), before)
+            return run(page, cdp, url)
         finally:
             browser.close()
-    return first, step
+
+
+def _ms(x: float) -> str:
+    return f"{x * 1000:.0f} ms"
+
+
+def line(name: str, runs: list[dict[str, dict[str, float]]]) -> str:
+    """One README-ready line: the medians of every measured part of one page."""
+    parts = []
+    for what in runs[0]:
+        task = statistics.median(r[what]["TaskDuration"] for r in runs)
+        script = statistics.median(r[what]["ScriptDuration"] for r in runs)
+        target = FIRST_TARGET_S if what == "first render" else STEP_TARGET_MS / 1000
+        mark = "" if what == "error map shown" else (" ✓" if task <= target else " ✗")
+        parts.append(f"{what} {_ms(task)} (script {_ms(script)}){mark}")
+    return f"{name}: " + "; ".join(parts)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--starts", type=int, default=3)
+    parser.add_argument("--pages", default=",".join(PAGES), help="any of hexagon,map,course")
+    parser.add_argument("--course-step", type=int, default=4, choices=range(1, 7))
     args = parser.parse_args(argv)
+    pages = [p.strip() for p in args.pages.split(",") if p.strip()]
+    if unknown := set(pages) - set(PAGES):
+        parser.error(f"unknown page(s): {', '.join(sorted(unknown))}")
     if not CHROMIUM.exists():
         print(f"Chromium not found at {CHROMIUM}", file=sys.stderr)
         return 2
-    firsts, steps = [], []
+    runners = {"hexagon": _hexagon, "map": _map, "course": _course(args.course_step)}
+    names = {
+        "hexagon": "One hexagon",
+        "map": "Map",
+        "course": f"Course step {args.course_step}",
+    }
+    runs: dict[str, list] = {p: [] for p in pages}
     with streamlit_server(ROOT / "test-artifacts" / "bench-render.log") as url:
         for i in range(args.starts):
-            first, step = one_start(url)
-            firsts.append(first)
-            steps.append(step)
-            print(
-                f"start {i + 1}: first render task {first['TaskDuration']:.2f} s "
-                f"(script {first['ScriptDuration']:.2f} s); ε step task "
-                f"{step['TaskDuration'] * 1000:.0f} ms (script {step['ScriptDuration'] * 1000:.0f} ms)"
-            )
-    med = {k: statistics.median(x[k] for x in firsts) for k in ("TaskDuration", "ScriptDuration")}
-    med_step = {
-        k: statistics.median(x[k] for x in steps) for k in ("TaskDuration", "ScriptDuration")
-    }
-    load = os.getloadavg()[0]
+            for p in pages:  # interleaved: the machine's drift falls on every page
+                runs[p].append(one_start(url, runners[p]))
+                print(f"start {i + 1} {line(names[p], runs[p][-1:])}", flush=True)
+    load = os.getloadavg()
     print(
-        f"median of {args.starts}: first render {med['TaskDuration']:.2f} s main thread "
-        f"({med['ScriptDuration']:.2f} s script; target ≤ 1 s), ε step "
-        f"{med_step['TaskDuration'] * 1000:.0f} ms ({med_step['ScriptDuration'] * 1000:.0f} ms "
-        f"script; target ≤ 150 ms); load average {load:.1f}"
+        f"Chromium main-thread time, median of {args.starts} fresh browsers, demo city, "
+        f"1280×720 (targets: first render ≤ 1 s, a step ≤ 150 ms); load average "
+        f"{load[0]:.1f} / {load[1]:.1f}:"
     )
+    for p in pages:
+        print("- " + line(names[p], runs[p]))
     return 0
 
 
