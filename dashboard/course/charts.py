@@ -43,9 +43,22 @@ def error_chart(ms: np.ndarray, parts: worstcase.ErrorParts, m_ub: int, u: Units
     return _layout(fig, "m_UB (records kept per user)", f"worst-case error ({u.value})")
 
 
-def releases_chart(values: np.ndarray, true_mean: float, within: float, u: Units) -> go.Figure:
-    """Simulated releases as a histogram, the ±X band around the true mean shaded."""
-    fig = go.Figure(go.Histogram(x=values, nbinsx=60, name="releases"))
+def releases_chart(
+    values: np.ndarray, true_mean: float, within: float, u: Units, bins: int = 60
+) -> go.Figure:
+    """Simulated releases as a histogram of ``bins`` equal bins (counted here: bars of 60
+    counts, not every release, go to the browser, which then needs only plotly.js's basic
+    bundle, see ``dashboard.common.view.liveplot``), the ±X band around the true mean shaded."""
+    counts, edges = np.histogram(np.asarray(values, dtype=float), bins=bins)
+    fig = go.Figure(
+        go.Bar(
+            x=(edges[:-1] + edges[1:]) / 2.0,
+            y=counts,
+            width=float(edges[1] - edges[0]),
+            name="releases",
+            hovertemplate="%{x:.2f}: %{y} releases<extra></extra>",
+        )
+    )
     fig.add_vrect(x0=true_mean - within, x1=true_mean + within, opacity=0.15, line_width=0)
     fig.add_vline(x=true_mean, line_dash="dot", annotation_text="true mean")
     return _layout(fig, f"released mean ({u.value})", "releases")

@@ -46,7 +46,7 @@ def _epsilon(step: int) -> float:
 def _step1(a: Answer) -> float:
     eps = _epsilon(1)
     st.metric("odds change at most", f"×{math.exp(eps):.3f}")
-    ui.chart(charts.odds_chart(eps, a.given["factor"]), key="course_odds")
+    ui.chart(charts.odds_chart(eps, a.given["factor"]), key="course_odds", live=True)
     return eps
 
 
@@ -108,7 +108,9 @@ def _step5(label: str) -> float:
     c1, c2 = st.columns(2)
     c1.metric("m^(ε)", f"{m:,}")
     c2.metric("worst case E(m^(ε))", f"{err:.4g} {u.value}")
-    ui.chart(charts.staircase_chart(cc.staircase(spec, label), eps, m), key="course_staircase")
+    ui.chart(
+        charts.staircase_chart(cc.staircase(spec, label), eps, m), key="course_staircase", live=True
+    )
     return eps
 
 

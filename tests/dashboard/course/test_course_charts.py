@@ -1,0 +1,35 @@
+"""The course's charts: the browser draws each with plotly.js's basic bundle (scatter, bar and
+pie only, a quarter of the full bundle's start-up cost), and the releases chart's bars count
+every simulated release."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from core import worstcase
+from dashboard.common.source.units import Units
+from dashboard.common.view import liveplot
+from dashboard.course import charts
+
+
+def test_the_releases_bars_count_every_release_in_equal_bins():
+    values = np.random.default_rng(0).normal(20.0, 3.0, size=5_000)
+    fig = charts.releases_chart(values, 20.0, 1.0, Units(), bins=60)
+    (bars,) = fig.data
+    assert bars.type == "bar" and len(bars.x) == 60
+    assert int(np.sum(bars.y)) == len(values)
+    assert np.allclose(np.diff(bars.x), bars.width)
+    assert bars.x[0] - bars.width / 2 == min(values)
+
+
+def test_every_course_chart_needs_only_the_basic_bundle():
+    ms = np.arange(1, 6)
+    parts = worstcase.worst_case_error(np.array([1, 2, 3, 4, 5]), 65.0, ms, 1.0)
+    steps = [worstcase.Step(epsilon_from=0.0, epsilon_to=1.0, m=3)]
+    figs = [
+        charts.odds_chart(1.0, 3.0),
+        charts.error_chart(ms, parts, 3, Units()),
+        charts.releases_chart(np.linspace(0.0, 1.0, 100), 0.5, 0.1, Units()),
+        charts.staircase_chart(steps, 0.5, 3),
+    ]
+    assert [liveplot.bundle(f) for f in figs] == ["basic"] * len(figs)
