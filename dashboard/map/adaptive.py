@@ -203,7 +203,12 @@ def adaptive_map(
         "target; where no finer cover does, at a coarser one. The choice reads the public record "
         "counts, as the papers assume. Click a hexagon to open it on One hexagon."
     )
-    ui.chart(charts.legend(scale, title="error at ε"), key="map_adaptive_legend")
+    ui.legend(
+        scale.legend(),
+        title=charts.legend_title(scale, "error at ε"),
+        key="map_adaptive_legend",
+        figure=functools.partial(charts.legend, scale, title="error at ε"),
+    )
 
 
 def split_view(spec, slot, base, sh_a, texts_a, target, noise_measure, width_px) -> None:
@@ -243,4 +248,9 @@ def split_view(spec, slot, base, sh_a, texts_a, target, noise_measure, width_px)
         f"Left A, fixed res {p.r_max}; right B, adaptive: "
         f"{comparison(cover, target=target, u=u)}. Drag either to pan both."
     )
-    ui.chart(charts.legend(scale), key="map_split_legend")
+    ui.legend(
+        scale.legend(),
+        title=charts.legend_title(scale),
+        key="map_split_legend",
+        figure=functools.partial(charts.legend, scale),
+    )

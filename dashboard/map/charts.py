@@ -21,10 +21,16 @@ from dashboard.map import scales
 from dashboard.map.scales import ColourScale, Styled
 
 
-def legend(scale: ColourScale, *, title: str | None = None) -> go.Figure:
-    """The colour scale as a strip of labelled boxes, low to high (fixed or automatic)."""
+def legend_title(scale: ColourScale, title: str | None = None) -> str:
+    """The legend's title: ``title`` (else the scale's), saying when the scale is automatic."""
     suffix = "" if scale.fixed else " — automatic scale (changes with the values)"
-    return figures.legend_bar(scale.legend(), title=(title or scale.title) + suffix)
+    return (title or scale.title) + suffix
+
+
+def legend(scale: ColourScale, *, title: str | None = None) -> go.Figure:
+    """The colour scale as a strip of labelled boxes, low to high (fixed or automatic): the
+    report's figure of the legend the page draws as HTML (``dashboard.common.view.ui.legend``)."""
+    return figures.legend_bar(scale.legend(), title=legend_title(scale, title))
 
 
 def _rgba(color) -> str:

@@ -263,7 +263,12 @@ def map_view(
     )
     shown.add_text(readout)
     st.caption(f"{map_scale.caption()} {maps.ZOOM_HELP}")
-    ui.chart(charts.legend(scale, title=labels[metric]), key="map_legend")  # names the colouring
+    ui.legend(
+        scale.legend(),
+        title=charts.legend_title(scale, labels[metric]),
+        key="map_legend",
+        figure=functools.partial(charts.legend, scale, title=labels[metric]),
+    )  # names the colouring
     if classes is not None:
         words = scales.trust_legend(sh.classes, target, spec.upper, u)
         st.markdown("\n".join(f"- {w}" for w in words))
@@ -515,7 +520,12 @@ def split_view(spec: DataSpec, slot: str) -> None:
             alt=f"Two linked maps of the error at ε: A ({names['A']}) left, B ({names['B']}) right",
         )
         st.caption(f"Left A ({names['A']}), right B ({names['B']}): drag either to pan both.")
-        ui.chart(charts.legend(scale), key="map_split_legend")
+        ui.legend(
+            scale.legend(),
+            title=charts.legend_title(scale),
+            key="map_split_legend",
+            figure=functools.partial(charts.legend, scale),
+        )
     else:
         scale = scales.difference_scale(target, u)
         diff = sh_b.error - sh_a.error
@@ -541,7 +551,12 @@ def split_view(spec: DataSpec, slot: str) -> None:
             height=maps.MAP_HEIGHT_PX,
             alt=f"Difference of the error at ε, B ({names['B']}) minus A ({names['A']})",
         )
-        ui.chart(charts.legend(scale), key="map_diff_legend")
+        ui.legend(
+            scale.legend(),
+            title=charts.legend_title(scale),
+            key="map_diff_legend",
+            figure=functools.partial(charts.legend, scale),
+        )
         better = int((diff < 0).sum())
         st.caption(
             f"B ({names['B']}) is more accurate in {better:,} of {diff.size:,} hexagons; the "

@@ -242,3 +242,12 @@ def test_the_maps_own_settings_survive_a_visit_to_another_page():
     assert at.toggle(key=ms.TABLE_SHOWN).value is True
     assert at.radio(key=state.MAP_METRIC).value == "error"
     assert len(_decks(at)) == 2  # the map and the split view's two linked maps
+
+
+def test_the_error_maps_legend_is_html_and_no_plotly_chart_is_drawn():
+    """The error map's legend is plain HTML (a plotly strip made the browser load Streamlit's
+    plotly.js for a row of boxes)."""
+    at = _map()
+    assert len(at.get("plotly_chart")) == 0
+    legend = " ".join(h.proto.body for h in at.get("html") if "hexplorer-legend" in h.proto.body)
+    assert "error at ε" in legend and legend.count("hexplorer-legend-box") >= 2
