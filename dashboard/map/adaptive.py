@@ -203,11 +203,17 @@ def adaptive_map(
         "target; where no finer cover does, at a coarser one. The choice reads the public record "
         "counts, as the papers assume. Click a hexagon to open it on One hexagon."
     )
+    show_legend(scale, key="map_adaptive_legend", title="error at ε")
+
+
+def show_legend(scale: scales.ColourScale, *, key: str, title: str | None = None) -> None:
+    """The colour scale's legend as HTML (no plotly.js in the browser for it); the report gets
+    it as a plotly strip, built only when the report is downloaded."""
     ui.legend(
         scale.legend(),
-        title=charts.legend_title(scale, "error at ε"),
-        key="map_adaptive_legend",
-        figure=functools.partial(charts.legend, scale, title="error at ε"),
+        title=charts.legend_title(scale, title),
+        key=key,
+        figure=functools.partial(charts.legend, scale, title=title),
     )
 
 
@@ -248,9 +254,4 @@ def split_view(spec, slot, base, sh_a, texts_a, target, noise_measure, width_px)
         f"Left A, fixed res {p.r_max}; right B, adaptive: "
         f"{comparison(cover, target=target, u=u)}. Drag either to pan both."
     )
-    ui.legend(
-        scale.legend(),
-        title=charts.legend_title(scale),
-        key="map_split_legend",
-        figure=functools.partial(charts.legend, scale),
-    )
+    show_legend(scale, key="map_split_legend")

@@ -263,12 +263,7 @@ def map_view(
     )
     shown.add_text(readout)
     st.caption(f"{map_scale.caption()} {maps.ZOOM_HELP}")
-    ui.legend(
-        scale.legend(),
-        title=charts.legend_title(scale, labels[metric]),
-        key="map_legend",
-        figure=functools.partial(charts.legend, scale, title=labels[metric]),
-    )  # names the colouring
+    adaptive.show_legend(scale, key="map_legend", title=labels[metric])  # names the colouring
     if classes is not None:
         words = scales.trust_legend(sh.classes, target, spec.upper, u)
         st.markdown("\n".join(f"- {w}" for w in words))
@@ -520,12 +515,7 @@ def split_view(spec: DataSpec, slot: str) -> None:
             alt=f"Two linked maps of the error at ε: A ({names['A']}) left, B ({names['B']}) right",
         )
         st.caption(f"Left A ({names['A']}), right B ({names['B']}): drag either to pan both.")
-        ui.legend(
-            scale.legend(),
-            title=charts.legend_title(scale),
-            key="map_split_legend",
-            figure=functools.partial(charts.legend, scale),
-        )
+        adaptive.show_legend(scale, key="map_split_legend")
     else:
         scale = scales.difference_scale(target, u)
         diff = sh_b.error - sh_a.error
@@ -551,12 +541,7 @@ def split_view(spec: DataSpec, slot: str) -> None:
             height=maps.MAP_HEIGHT_PX,
             alt=f"Difference of the error at ε, B ({names['B']}) minus A ({names['A']})",
         )
-        ui.legend(
-            scale.legend(),
-            title=charts.legend_title(scale),
-            key="map_diff_legend",
-            figure=functools.partial(charts.legend, scale),
-        )
+        adaptive.show_legend(scale, key="map_diff_legend")
         better = int((diff < 0).sum())
         st.caption(
             f"B ({names['B']}) is more accurate in {better:,} of {diff.size:,} hexagons; the "
