@@ -210,7 +210,6 @@ def view(spec: DataSpec) -> None:
                         font_size=font,
                     ),
                     key="distribution",
-                    live=True,
                 )
         with right:
             ui.chart(
@@ -225,7 +224,6 @@ def view(spec: DataSpec) -> None:
                     font_size=font,
                 ),
                 key="worst_case_vs_epsilon",
-                live=True,
             )
         if plan_note:
             st.caption(plan_note)

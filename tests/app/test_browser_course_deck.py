@@ -162,7 +162,7 @@ def test_course_walk_and_a_three_view_deck(server, demo, answers, tmp_path):
 
         # Two more views, on two other pages (the sidebar's links: the same session).
         _nav(page, "Lesson: neighbours")
-        expect(page.locator('[data-testid="stPlotlyChart"]').first).to_be_visible(timeout=TIMEOUT)
+        expect(page.locator(CHART).first).to_be_visible(timeout=TIMEOUT)
         wait_idle(page)
         _add_to_deck(page, expect, "Neighbours", "One bus changes")
         _nav(page, "One hexagon")

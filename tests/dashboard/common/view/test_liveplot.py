@@ -56,7 +56,7 @@ def _page():
 
     from dashboard.common.view import ui
 
-    ui.chart(go.Figure(go.Scatter(x=[1, 2], y=[3, 4])), key="k", live=True)
+    ui.chart(go.Figure(go.Scatter(x=[1, 2], y=[3, 4])), key="k")
 
 
 def test_without_the_route_a_live_chart_is_streamlits_plotly_chart():
