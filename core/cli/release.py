@@ -81,10 +81,17 @@ def run_all(args: argparse.Namespace) -> Any:
     (epsilon,) = common.epsilons([args.epsilon])
     if args.seed is not None and _whole_file(args):
         from core.citywide.batch import release_batches
-        from core.data.summaries import summary_pieces
+        from core.data.summaries import is_dataset, summary_pieces
 
         pieces = summary_pieces(args.data, ["hat", "user_id", "m", "s"])
-        table = release_batches(args.mechanism, pieces, epsilon, seed=args.seed, upper=args.upper)
+        table = release_batches(
+            args.mechanism,
+            pieces,
+            epsilon,
+            seed=args.seed,
+            upper=args.upper,
+            whole_hats=is_dataset(args.data),  # a dataset: part by part, each holds whole HATs
+        )
         return _write_simulated(args, table, target, epsilon)
     summaries = _summaries(args)
     if args.slot_filter is not None or args.day is not None:
@@ -124,7 +131,7 @@ def _summaries(args: argparse.Namespace) -> Any:
 
 
 def _whole_file(args: argparse.Namespace) -> bool:
-    """Whether ``--all`` releases every HAT of a summaries file (no filter)."""
+    """Whether ``--all`` releases every HAT of a summaries file or dataset (no filter)."""
     from pathlib import Path
 
     from core.data.summaries import is_summaries
@@ -132,7 +139,7 @@ def _whole_file(args: argparse.Namespace) -> bool:
     if args.slot_filter is not None or args.day is not None or args.data is None:
         return False
     path = Path(args.data)
-    return path.is_file() and is_summaries(path)
+    return (path.is_file() or path.is_dir()) and is_summaries(path)
 
 
 def publish_all(args: argparse.Namespace, batch, epsilon: float, target) -> dict[str, Any]:

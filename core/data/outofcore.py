@@ -49,6 +49,7 @@ from core.data.stream import (
     _Clock,
     _Restart,
     batches,
+    prepare_to_file,
     sorted_aggregate,
 )
 from core.data.summaries import SCHEMA, metadata, metadata_body
@@ -59,7 +60,14 @@ BUCKET_RECORDS = 4_000_000
 #: Summary rows per range (one part of a dataset) aimed at.
 PART_ROWS = 2_000_000
 
-__all__ = ["BUCKET_RECORDS", "PART_ROWS", "SpilledHashes", "prepare_out_of_core"]
+__all__ = [
+    "BUCKET_RECORDS",
+    "PART_ROWS",
+    "SpilledHashes",
+    "bucket_of",
+    "prepare_out_of_core",
+    "prepare_summaries",
+]
 
 _SPILL = pa.schema(
     [("cell", pa.uint64()), ("slot", pa.int64()), ("user", pa.string()), ("value", pa.float64())]
@@ -124,7 +132,10 @@ def _estimated_rows(source: str | os.PathLike) -> int:
     try:
         return int(pq.ParquetFile(source).metadata.num_rows)
     except (OSError, pa.ArrowException):
-        return max(1, Path(source).stat().st_size // 50)
+        try:
+            return max(1, Path(source).stat().st_size // 50)
+        except OSError:
+            return 0  # the reader says what is wrong, in one line
 
 
 def _spill(
@@ -341,3 +352,38 @@ def _write_file(
                 held = held.slice(WRITE_ROWS)
         if held is not None and held.height:
             out.write_table(_labelled(held, config))
+
+
+def prepare_summaries(
+    source: str | os.PathLike,
+    target: str | os.PathLike,
+    columns: ColumnMap = DEFAULT_COLUMNS,
+    config: PrepConfig = DEFAULT_CONFIG,
+    *,
+    layout: str = "file",
+    batch_rows: int = DEFAULT_BATCH_ROWS,
+    force: bool = False,
+    timings: dict[str, float] | None = None,
+) -> PrepReport:
+    """``hexplorer prepare``'s polars engine: a summaries file or dataset, in bounded memory.
+
+    A dataset is always written through the buckets (:func:`prepare_out_of_core`). A file from
+    an input of at most ``3 × batch_rows`` rows is written by
+    :func:`core.data.stream.prepare_to_file` (its sums stay in memory: a few batches' worth,
+    and no temporary files); a larger input goes through the buckets too, so memory does not
+    grow with the number of summaries. Both give the same file, row for row.
+    """
+    if layout == "file" and _estimated_rows(source) <= 3 * batch_rows:
+        return prepare_to_file(
+            source, target, columns, config, batch_rows=batch_rows, timings=timings
+        )
+    return prepare_out_of_core(
+        source,
+        target,
+        columns,
+        config,
+        layout=layout,
+        batch_rows=batch_rows,
+        force=force,
+        timings=timings,
+    )
