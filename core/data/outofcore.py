@@ -192,28 +192,37 @@ def _spill(
 def _aggregate_buckets(
     paths: list[Path], shifts: tuple[int, int], clock: _Clock
 ) -> tuple[list[Path], list[pl.DataFrame], dict[str, int]]:
-    """Pass 2: each bucket's sorted exact sums to disk; per bucket its HATs (cell, slot, rows
-    in order); the report's users, HATs, cells and slots."""
+    """Pass 2: each bucket's exact sums, sorted by HAT, to disk; per bucket its HATs (cell,
+    slot, rows, in order); the report's users, HATs, cells and slots."""
     out: list[Path] = []
     hats: list[pl.DataFrame] = []
     users: pl.Series | None = None
     for path in paths:
         records = pl.scan_parquet(path)
         agg = from_fixed(aggregate_fixed(records, *shifts).collect(), *shifts)
-        agg, _ = sorted_aggregate(agg)
-        target = path.with_name(path.stem + "-sums.parquet")
-        agg.write_parquet(target, compression="zstd", compression_level=1, row_group_size=65_536)
+        agg = agg.sort("cell", "slot")  # by HAT: pass 3 slices it (and sorts users there)
+        target = path.with_name(path.stem + "-sums.arrow")
+        agg.write_ipc(target, compression="uncompressed")  # memory-mapped by pass 3
         out.append(target)
+        cell = agg.get_column("cell").to_numpy()
+        slot = agg.get_column("slot").to_numpy()
+        first = np.flatnonzero(
+            np.concatenate(([True], (cell[1:] != cell[:-1]) | (slot[1:] != slot[:-1])))
+        )
         hats.append(
-            agg.select("cell", "slot")
-            .with_columns(pl.lit(1, dtype=pl.Int64).alias("rows"))
-            .group_by("cell", "slot", maintain_order=True)
-            .agg(pl.col("rows").sum())
+            pl.DataFrame(
+                {
+                    "cell": cell[first],
+                    "slot": slot[first],
+                    "rows": np.diff(np.append(first, cell.size)).astype(np.int64),
+                },
+                schema={"cell": pl.UInt64, "slot": pl.Int64, "rows": pl.Int64},
+            )
         )
         distinct = agg.get_column("user").unique()
         users = distinct if users is None else pl.concat([users, distinct]).unique()
         path.unlink()
-        del agg, records
+        del agg, records, cell, slot
         clock.tick("aggregate buckets")
     every = pl.concat(hats)
     counts = {
@@ -246,8 +255,8 @@ def _ranges(sums: list[Path], hats: list[pl.DataFrame], part_rows: int) -> Itera
             lo = int(starts[b][index[b]])
             hi = int(starts[b][index[b] + int(taken[b])])
             index[b] += int(taken[b])
-            pieces.append(pl.scan_parquet(sums[b]).slice(lo, hi - lo).collect())
-        part, _ = sorted_aggregate(pl.concat(pieces))
+            pieces.append(pl.scan_ipc(sums[b]).slice(lo, hi - lo).collect())
+        part, _ = sorted_aggregate(pl.concat(pieces, rechunk=False))
         del pieces
         yield part
         begin = end
