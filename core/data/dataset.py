@@ -48,6 +48,7 @@ __all__ = [
     "looks_like_dataset",
     "part_files",
     "part_name",
+    "parts_ascending",
     "read_sidecar",
 ]
 
@@ -167,6 +168,24 @@ def dataset_pieces(
         else:
             seen = hats
         yield path, frame if "hat" in columns else frame.drop("hat")
+
+
+def parts_ascending(folder: str | os.PathLike) -> bool:
+    """Whether the parts, in name order, hold HATs in ascending order (every HAT of a part
+    before every HAT of the next: ``hexplorer prepare`` writes them so), read from each part's
+    hat column (its first and last value; a part is sorted by hat)."""
+    last: str | None = None
+    for path in part_files(folder):
+        ends = pl.scan_parquet(path).select(
+            pl.col("hat").first().alias("first"), pl.col("hat").last().alias("last")
+        )
+        first, final = ends.collect().row(0)
+        if first is None:
+            continue
+        if last is not None and not str(first) > last:
+            return False
+        last = str(final)
+    return True
 
 
 class DatasetWriter:

@@ -244,9 +244,8 @@ def read_summaries(path: Any) -> Prepared:
     """
     body = read_metadata(path)
     if is_dataset(path):
-        summaries = read_summary_frame(path).to_pandas()
         return Prepared(
-            summaries=summaries,
+            summaries=read_summary_frame(path).to_pandas(),
             report=body["report"],
             config=body["config"],
             columns=body["columns"],
@@ -345,8 +344,8 @@ def summary_pieces(
     body = read_metadata(path)
     wanted = SUMMARY_COLUMNS if columns is None else columns
     if is_dataset(path):
-        for _, frame in _dataset_parts(path, wanted, body):
-            yield frame
+        for _, part in _dataset_parts(path, wanted, body):
+            yield part
         return
     for batch in pq.ParquetFile(path).iter_batches(batch_size=rows, columns=wanted):
         frame = pl.from_arrow(batch)

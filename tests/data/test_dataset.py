@@ -187,7 +187,9 @@ def test_broken_datasets_are_refused_in_one_line(tmp_path, demo):
             list(summary_pieces(folder, ["hat", "user_id", "m", "s"]))
 
 
-def test_cli_prepare_dataset_and_release_all_equal_the_file(capsys, tmp_path, raw_file):
+def test_cli_prepare_dataset_and_release_all_equal_the_file(
+    capsys, tmp_path, raw_file, monkeypatch
+):
     source, _ = raw_file
     file, folder = tmp_path / "s.parquet", tmp_path / "ds"
     base = ["prepare", str(source), "--resolution", "8", "--batch-rows", "700"]
@@ -217,6 +219,53 @@ def test_cli_prepare_dataset_and_release_all_equal_the_file(capsys, tmp_path, ra
     for data in (folder, file):  # the same summaries: one record, the second reused
         argv = ["release", str(data), "--all", "--mechanism", "arrayavg-best", "--epsilon", "1"]
         out = tmp_path / f"pub-{data.stem}.csv"
-        assert main([*argv, "--ledger", str(ledger), "--output", str(out), "--json"]) == 0
+        with monkeypatch.context() as patch:
+            if data == folder:  # the dataset is published part by part, never whole
+                patch.setattr("core.publish.batch.publish_all", None)
+            assert main([*argv, "--ledger", str(ledger), "--output", str(out), "--json"]) == 0
         published.append(json.loads(capsys.readouterr().out))
     assert [p["reused"] for p in published] == [False, True]
+
+
+def test_publishing_a_dataset_part_by_part_is_publish_all(tmp_path, demo):
+    from core.data.dataset import parts_ascending
+    from core.publish.batch import publish_all
+    from core.publish.ledger import Ledger
+    from core.publish.parts import publish_parts
+    from core.publish.records import BudgetExceeded
+
+    prepared, hashed = demo
+    frame = pl.from_pandas(prepared.summaries)
+    rank = frame.get_column("hat").rank("dense") - 1
+    ranged = tmp_path / "ranged"  # HAT ranges in order, as hexplorer prepare writes them
+    writer = DatasetWriter(ranged)
+    n_hats = int(rank.max()) + 1
+    for i in range(4):
+        part = frame.filter(rank * 4 // n_hats == i)
+        writer.write_part([part.to_arrow().cast(SCHEMA)], SCHEMA)
+    writer.finish(metadata_body(prepared.config, prepared.columns, prepared.report, "test"))
+    assert parts_ascending(ranged) and not parts_ascending(hashed)
+
+    def parts():
+        for piece in summary_pieces(ranged, ["hat", "user_id", "m", "s"]):
+            yield HatBatch.from_summaries(piece)
+
+    whole = HatBatch.from_summaries(prepared.summaries)
+    ids = np.unique(prepared.summaries["user_id"].to_numpy().astype(str))
+    for accounting in ("per-user", "max"):
+        a, b = Ledger(tmp_path / f"a-{accounting}.sqlite"), Ledger(tmp_path / f"b-{accounting}")
+        first = publish_parts("opt-arrayavg", parts, 0.5, accounting=accounting, ledger=a)
+        again = publish_all("opt-arrayavg", whole, 0.5, accounting=accounting, ledger=a)
+        assert not first.reused and again.reused  # one request: the same fingerprint
+        pd.testing.assert_frame_equal(again.release.table, first.release.table)
+        publish_all("opt-arrayavg", whole, 0.5, accounting=accounting, ledger=b)
+        ns = "default"
+        assert np.array_equal(a.user_totals(ns, ids.tolist()), b.user_totals(ns, ids.tolist()))
+        table = first.release.table
+        assert table["hat"].tolist() == whole.hats.tolist()
+        expected = release_all("opt-arrayavg", whole, 0.5, seed=0)
+        assert np.array_equal(table["m_ub"], expected["m_ub"])
+        assert np.array_equal(table["noise_scale"], expected["noise_scale"])
+    with pytest.raises(BudgetExceeded):  # all or nothing: past the budget, nothing recorded
+        publish_parts("opt-arrayavg", parts, 3.0, ledger=a, budget=a.budget() or 4.0)
+    assert len(a.records()) == 1
