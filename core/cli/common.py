@@ -25,7 +25,11 @@ def data_options() -> Parser:
     parent = Parser(add_help=False)
     group = parent.add_argument_group("data (defaults: the built-in demo city)")
     group.add_argument(
-        "data", nargs="?", metavar="DATA", help="CSV or Parquet file; omit for the demo city"
+        "data",
+        nargs="?",
+        metavar="DATA",
+        help="CSV or Parquet file, or summaries (a file or dataset folder of `prepare`); omit "
+        "for the demo city",
     )
     group.add_argument(
         "--user-col", default="user_id", help="column with the user (bus) id [user_id]"
