@@ -80,6 +80,12 @@ def run(args: argparse.Namespace) -> Any:
         raise HexplorerError(f"{args.data!r} is a URL: read it with --engine spark.")
     source = Path(args.data)
     if not remote:
+        from core.data.summaries import is_dataset
+
+        if is_dataset(source):
+            raise HexplorerError(
+                f"{args.data!r} is already a summaries dataset; give the raw records."
+            )
         if not source.is_file():
             raise HexplorerError(f"Data file {args.data!r} does not exist or is not a file.")
         if source.resolve() == target.resolve():

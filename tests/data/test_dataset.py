@@ -200,6 +200,8 @@ def test_cli_prepare_dataset_and_release_all_equal_the_file(
     assert "is not empty; pass --force" in capsys.readouterr().err
     assert main([*base, "--output", str(tmp_path / "x.parquet"), "--layout", "dataset"]) == 2
     assert "writes a folder" in capsys.readouterr().err
+    assert main(["prepare", str(folder), "--output", str(tmp_path / "again.parquet")]) == 2
+    assert "already a summaries dataset" in capsys.readouterr().err
     tables = []
     for data in (file, folder):
         out = tmp_path / f"{data.stem}.csv"
@@ -269,3 +271,22 @@ def test_publishing_a_dataset_part_by_part_is_publish_all(tmp_path, demo):
     with pytest.raises(BudgetExceeded):  # all or nothing: past the budget, nothing recorded
         publish_parts("opt-arrayavg", parts, 3.0, ledger=a, budget=a.budget() or 4.0)
     assert len(a.records()) == 1
+
+
+def test_a_large_input_goes_through_the_buckets_to_one_file(tmp_path, raw_file, monkeypatch):
+    import core.data.outofcore as outofcore
+
+    source, expected = raw_file
+    config = PrepConfig(resolution=8)
+    monkeypatch.setattr(outofcore, "prepare_to_file", None)  # more than 3 batches: buckets
+    report = outofcore.prepare_summaries(
+        source, tmp_path / "s.parquet", config=config, batch_rows=999
+    )
+    got = read_summaries(tmp_path / "s.parquet")
+    pd.testing.assert_frame_equal(got.summaries, expected.summaries, check_exact=True)
+    assert report == expected.report
+    monkeypatch.undo()
+    called = []
+    monkeypatch.setattr(outofcore, "prepare_out_of_core", lambda *a, **k: called.append(1))
+    outofcore.prepare_summaries(source, tmp_path / "t.parquet", config=config, batch_rows=2000)
+    assert not called and read_summaries(tmp_path / "t.parquet").report == expected.report
