@@ -82,8 +82,8 @@ _M1, _M2, _M3 = (
 def bucket_of(cell: np.ndarray, slot: np.ndarray, n: int) -> np.ndarray:
     """The bucket (0..n-1) of each HAT (cell, slot): splitmix64 of ``cell ^ slot·φ``, modulo n.
 
-    >>> bucket_of(np.array([5, 5], np.uint64), np.array([1, 1]), 7).tolist()
-    [2, 2]
+    >>> bucket_of(np.array([5, 5, 6], np.uint64), np.array([1, 1, 1]), 7).tolist()
+    [1, 1, 5]
     """
     with np.errstate(over="ignore"):
         z = cell.astype(np.uint64) ^ (slot.astype(np.int64).view(np.uint64) * _M1)
