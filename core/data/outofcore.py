@@ -70,7 +70,12 @@ __all__ = [
 ]
 
 _SPILL = pa.schema(
-    [("cell", pa.uint64()), ("slot", pa.int64()), ("user", pa.string()), ("value", pa.float64())]
+    [
+        ("cell", pa.uint64()),
+        ("slot", pa.int64()),
+        ("user", pa.large_string()),  # as polars gives it: no copy
+        ("value", pa.float64()),
+    ]
 )
 _M1, _M2, _M3 = (
     np.uint64(0x9E3779B97F4A7C15),
@@ -169,9 +174,12 @@ def _spill(
                 records.get_column("slot").to_numpy(),
                 n_buckets,
             )
-            order = np.argsort(bucket, kind="stable")
-            bounds = np.searchsorted(bucket[order], np.arange(n_buckets + 1))
-            table = records.to_arrow().cast(_SPILL).take(pa.array(order))
+            keyed = records.with_columns(pl.Series("_b", bucket)).sort("_b", maintain_order=True)
+            bounds = np.searchsorted(keyed.get_column("_b").to_numpy(), np.arange(n_buckets + 1))
+            table = keyed.drop("_b").to_arrow()
+            del keyed
+            if table.schema != _SPILL:
+                table = table.cast(_SPILL)
             for b in range(n_buckets):
                 lo, hi = int(bounds[b]), int(bounds[b + 1])
                 if hi > lo:
