@@ -14,7 +14,7 @@ import pytest
 from core.citywide.batch import HatBatch, release_all, release_batches
 from core.cli import main
 from core.data import PrepConfig, load_demo, prepare, prepare_file
-from core.data.dataset import SIDECAR, DatasetWriter, part_files
+from core.data.dataset import SIDECAR, DatasetWriter, part_files, parts_ascending
 from core.data.outofcore import SpilledHashes, bucket_of, prepare_out_of_core
 from core.data.prepare import RowHashes
 from core.data.summaries import (
@@ -79,6 +79,7 @@ def test_out_of_core_file_and_dataset_equal_the_in_memory_engine(
     assert report == expected.report == read_metadata(folder)["report"]
     parts = part_files(folder)
     assert (len(parts) > 3) == (part_rows < 1000)
+    assert parts_ascending(folder)  # ranges of HATs in order: published part by part
     assert not [p for p in folder.iterdir() if p.name.startswith(".")]  # spill removed
     # the parts in name order are the single file's rows; each HAT in one part
     whole = pd.concat([pd.read_parquet(p) for p in parts], ignore_index=True)
@@ -230,7 +231,6 @@ def test_cli_prepare_dataset_and_release_all_equal_the_file(
 
 
 def test_publishing_a_dataset_part_by_part_is_publish_all(tmp_path, demo):
-    from core.data.dataset import parts_ascending
     from core.publish.batch import publish_all
     from core.publish.ledger import Ledger
     from core.publish.parts import publish_parts
