@@ -20,6 +20,19 @@ Run by hand::
     python bench/bench_scaling.py --rows 1e6 1e7 1e8 --spark-rows 1e7 --compare-rows 1e6 1e7 \
         --opendp-python .venv-opendp/bin/python
 
+Issue 29's scale check (the city-fleet shape of ``bench/fleet.py``, the summaries as a dataset,
+``release --all --seed`` as the CLI runs it, part by part), one line per stage with its peak::
+
+    python bench/bench_scaling.py --shape fleet --layout dataset --rows 1e7 --data-dir /tmp/x
+
+``--layout`` ``file`` (default) or ``dataset``: ``prepare`` writes through
+:func:`core.data.outofcore.prepare_summaries` (what ``hexplorer prepare`` runs; a dataset, or a
+single file through buckets on disk when the input is large). The ``release-cli`` stage is
+``release --all --seed`` as the CLI runs it (a file read piece by piece, a dataset part by part);
+``release-all`` reads the summaries whole and times the release alone. Each stage prints one
+JSON line and a README-ready summary line (``#``) with its wall and CPU seconds, peak resident
+memory and the load average.
+
 ``--rows`` with no values means no release-all measurement (the other stages still prepare).
 
 The comparison (``--compare-rows``): a user-level DP bounded mean per HAT over the same records,
@@ -125,17 +138,32 @@ def child(stage: str, source: str, target: str) -> dict:
     out: dict = {"stage": stage}
     if stage != "opendp":  # that stage runs in OpenDP's own environment, without core's deps
         import core.citywide.batch  # noqa: F401  (imports are not timed)
-        import core.data.stream  # noqa: F401
+        import core.data.outofcore  # noqa: F401
 
     t0 = time.perf_counter()
     c0 = cpu_seconds()
-    if stage == "prepare":
-        from core.data.stream import prepare_to_file
+    if stage in ("prepare", "prepare-dataset"):
+        from core.data import PrepConfig
+        from core.data.outofcore import prepare_summaries
 
         timings: dict[str, float] = {}
-        report = prepare_to_file(source, target, timings=timings)
+        config = PrepConfig(resolution=int(os.environ.get("HEXPLORER_BENCH_RESOLUTION", "7")))
+        layout = "dataset" if stage == "prepare-dataset" else "file"
+        report = prepare_summaries(
+            source, target, config=config, layout=layout, force=True, timings=timings
+        )
         out.update(seconds=time.perf_counter() - t0, records=report.records, hats=report.hats)
         out["phases"] = {k: round(v, 2) for k, v in timings.items()}
+    elif stage == "release-cli":
+        from core.citywide.batch import release_batches
+        from core.data.summaries import is_dataset, read_metadata, summary_pieces
+
+        upper = read_metadata(source)["config"].upper
+        pieces = summary_pieces(source, ["hat", "user_id", "m", "s"])
+        table = release_batches(
+            "arrayavg-best", pieces, 1.0, seed=0, upper=upper, whole_hats=is_dataset(source)
+        )
+        out.update(seconds=time.perf_counter() - t0, hats=len(table))
     elif stage == "spark":
         from core.data.spark import prepare_spark, session
 
@@ -287,8 +315,21 @@ def _check_opendp_polars() -> None:
         )
 
 
-def measure(stage: str, source: Path, target: Path, python: str = sys.executable) -> dict:
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
+def summary_line(rows: int, result: dict) -> str:
+    """The README-ready line of one stage."""
+    if "error" in result:
+        return f"# {rows:.0e} {result['stage']}: failed ({result['error']})"
+    return (
+        f"# {rows:.0e} records, {result['stage']}: {result.get('seconds', 0):.1f} s wall, "
+        f"{result['cpu_seconds']:.1f} s CPU, peak {result['peak_mb'] / 1024:.2f} GB "
+        f"(load {result['load_average']})"
+    )
+
+
+def measure(
+    stage: str, source: Path, target: Path, python: str = sys.executable, resolution: int = 7
+) -> dict:
+    env = dict(os.environ, PYTHONPATH=str(ROOT), HEXPLORER_BENCH_RESOLUTION=str(resolution))
     cmd = [python, __file__, "--child", stage, str(source), str(target)]
     done = subprocess.run(cmd, env=env, capture_output=True, text=True)
     if done.returncode != 0:
@@ -315,6 +356,19 @@ def main() -> None:
         default=USERS_PER_CHUNK,
         help="vehicles per 10^7 records (2000 gives bench_prepare.py's file: 14k HATs at 10^7)",
     )
+    parser.add_argument(
+        "--shape",
+        choices=["bus", "fleet"],
+        default="bus",
+        help="bus: bench_prepare.make_records (resolution 7); fleet: bench/fleet.py, issue 29's "
+        "city fleet (5,000 vehicles, resolution 8)",
+    )
+    parser.add_argument(
+        "--layout",
+        choices=["file", "dataset"],
+        default="file",
+        help="the summaries prepare writes: one file or a dataset folder",
+    )
     parser.add_argument("--child", nargs=3, metavar=("STAGE", "SOURCE", "TARGET"))
     args = parser.parse_args()
     if args.child:
@@ -325,28 +379,41 @@ def main() -> None:
     every = sorted(
         {int(r) for r in [*args.rows, *args.spark_rows, *args.loop_rows, *args.compare_rows]}
     )
+    resolution = 8 if args.shape == "fleet" else 7
     for n in every:
-        raw = folder / f"records-{n}.parquet"
+        raw = folder / f"{'fleet' if args.shape == 'fleet' else 'records'}-{n}.parquet"
         if not raw.exists():
             t0 = time.perf_counter()
-            write_records(raw, n, args.users_per_chunk)
+            if args.shape == "fleet":
+                sys.path.insert(0, str(ROOT / "bench"))
+                from fleet import write_fleet
+
+                write_fleet(raw, n)
+            else:
+                write_records(raw, n, args.users_per_chunk)
             print(f"# generated {n:,} records in {time.perf_counter() - t0:.1f} s", flush=True)
-        summaries = folder / f"summaries-{n}.parquet"
-        if summaries.exists():
+        dataset = args.layout == "dataset"
+        summaries = folder / f"summaries-{args.shape}-{n}{'' if dataset else '.parquet'}"
+        if summaries.is_file():
             summaries.unlink()
-        result = measure("prepare", raw, summaries)
+        stage = "prepare-dataset" if dataset else "prepare"
+        result = measure(stage, raw, summaries, resolution=resolution)
         print(json.dumps({"rows": n, **result}), flush=True)
+        print(summary_line(n, result), flush=True)
         stages = []
         if n in {int(r) for r in args.rows}:
-            stages.append("release-all")
+            stages.append("release-cli")
+            if not dataset:
+                stages.append("release-all")
         if n in {int(r) for r in args.loop_rows}:
             stages.append("loop")
         if n in {int(r) for r in args.compare_rows}:
             stages += ["pipelinedp", "opendp"]
         for stage in stages:
             python = args.opendp_python if stage == "opendp" else sys.executable
-            result = measure(stage, summaries, folder / "x", python)
+            result = measure(stage, summaries, folder / "x", python, resolution)
             print(json.dumps({"rows": n, **result}), flush=True)
+            print(summary_line(n, result), flush=True)
         if n in {int(r) for r in args.spark_rows}:
             out = folder / f"spark-{n}.parquet"
             if out.exists():

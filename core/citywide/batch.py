@@ -513,6 +513,7 @@ def release_batches(
     *,
     seed: int,
     upper: float = 65.0,
+    whole_hats: bool = False,
 ) -> pd.DataFrame:
     """:func:`release_all` of summaries that come in pieces sorted by HAT (a summaries file read
     row group by row group), a piece at a time: memory holds one piece, not the summaries.
@@ -521,7 +522,14 @@ def release_batches(
     seed rule a HAT's release depends on its own rows only, so the table is bit for bit
     :func:`release_all` of the whole. Pieces whose HATs are not in ascending order are refused
     (:class:`HexplorerError`): read such summaries whole.
+
+    ``whole_hats``: every piece holds all the rows of its HATs (the parts of a summaries
+    dataset, :mod:`core.data.dataset`), sorted by HAT inside the piece but in any order across
+    pieces: each piece is released on its own and the table sorted by HAT at the end (one row
+    per HAT, small), again bit for bit :func:`release_all` of the whole.
     """
+    if whole_hats:
+        return _release_whole_pieces(name, frames, epsilon, seed=seed, upper=upper)
     parts: list[pd.DataFrame] = []
     held: pl.DataFrame | None = None
     last: str | None = None
@@ -551,3 +559,20 @@ def release_batches(
     if not parts:
         raise HexplorerError("There are no HATs to release: the summaries are empty.")
     return pd.concat(parts, ignore_index=True)
+
+
+def _release_whole_pieces(
+    name: str, frames: Iterable[pl.DataFrame], epsilon: float, *, seed: int, upper: float
+) -> pd.DataFrame:
+    """:func:`release_batches` of pieces that each hold whole HATs (a dataset's parts)."""
+    parts = [
+        release_all(name, HatBatch.from_summaries(frame, upper=upper), epsilon, seed=seed)
+        for frame in frames
+        if frame.height
+    ]
+    if not parts:
+        raise HexplorerError("There are no HATs to release: the summaries are empty.")
+    table = pd.concat(parts, ignore_index=True)
+    if not table["hat"].is_monotonic_increasing:
+        table = table.sort_values("hat", kind="stable", ignore_index=True)
+    return table

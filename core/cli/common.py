@@ -25,7 +25,11 @@ def data_options() -> Parser:
     parent = Parser(add_help=False)
     group = parent.add_argument_group("data (defaults: the built-in demo city)")
     group.add_argument(
-        "data", nargs="?", metavar="DATA", help="CSV or Parquet file; omit for the demo city"
+        "data",
+        nargs="?",
+        metavar="DATA",
+        help="CSV or Parquet file, or summaries (a file or dataset folder of `prepare`); omit "
+        "for the demo city",
     )
     group.add_argument(
         "--user-col", default="user_id", help="column with the user (bus) id [user_id]"
@@ -61,7 +65,8 @@ def data_options() -> Parser:
 def prepared(args: argparse.Namespace):
     """Load and prepare the dataset the options describe (SPEC section 1).
 
-    A summaries file written by ``hexplorer prepare`` is read as it is (no preparation); its
+    A summaries file or dataset written by ``hexplorer prepare`` is read as it is, whole (no
+    preparation); its
     settings are the ones in force (:func:`summaries_settings` put them into ``args``).
     """
     from core.data import ColumnMap, PrepConfig, load_demo, prepare, prepare_file
@@ -77,6 +82,8 @@ def prepared(args: argparse.Namespace):
     if args.data is None:
         return reported(prepare(load_demo(), ColumnMap(), config))
     path = Path(args.data)
+    if path.is_dir() and is_summaries(path):  # a summaries dataset (hexplorer prepare)
+        return read_summaries(path)
     if not path.is_file():
         raise HexplorerError(f"Data file {args.data!r} does not exist or is not a file.")
     if is_summaries(path):
@@ -105,7 +112,7 @@ def summaries_settings(args: argparse.Namespace) -> None:
     if data is None or getattr(args, "command", None) == "prepare" or "://" in str(data):
         return
     path = Path(data)
-    if not path.is_file() or not is_summaries(path):
+    if not (path.is_file() or path.is_dir()) or not is_summaries(path):
         return
     stored = read_metadata(path)["config"]
     for name, default in _SETTINGS.items():

@@ -3,8 +3,12 @@
 The summaries file (per HAT and user: m, s, q, with the settings and the data report in its
 metadata, :mod:`core.data.summaries`) is accepted as DATA by every other subcommand and by the
 dashboard, which then skip preparation. ``--engine polars`` (default) streams the input in
-batches on this machine (:mod:`core.data.stream`); ``--engine spark`` runs the same preparation
-as an Apache Spark job (:mod:`core.data.spark`, ``pip install -e ".[spark]"`` and Java).
+batches on this machine (:mod:`core.data.stream`; a large input through buckets on disk,
+:mod:`core.data.outofcore`, so memory stays bounded); ``--engine spark`` runs the same
+preparation as an Apache Spark job (:mod:`core.data.spark`, ``pip install -e ".[spark]"`` and
+Java). ``--layout dataset`` writes a summaries dataset instead of one file: a folder of part
+files, every HAT in one part (:mod:`core.data.dataset`), that ``release --all`` releases part by
+part.
 """
 
 from __future__ import annotations
@@ -22,7 +26,18 @@ def register(sub: Any, data: argparse.ArgumentParser, names: list[str]) -> None:
     p = sub.add_parser(
         "prepare", parents=[data], help="raw records -> a summaries file the other commands read"
     )
-    common.add_output_options(p, "SUMMARIES.parquet", "the summaries file to write (required)")
+    common.add_output_options(
+        p,
+        "SUMMARIES",
+        "the summaries to write (required): a .parquet file, or with --layout dataset a folder",
+    )
+    p.add_argument(
+        "--layout",
+        choices=["file", "dataset"],
+        default="file",
+        help="file: one Parquet file (default); dataset: a folder of part files, every HAT in "
+        "one part, that release --all releases part by part (for 10^8 records and more)",
+    )
     p.add_argument(
         "--engine",
         choices=["polars", "spark"],
@@ -49,15 +64,28 @@ def run(args: argparse.Namespace) -> Any:
     from core.data import ColumnMap, PrepConfig
 
     if args.output is None:
-        raise HexplorerError("prepare needs --output SUMMARIES.parquet.")
+        raise HexplorerError(
+            "prepare needs --output SUMMARIES.parquet (or a folder with --layout dataset)."
+        )
     if args.data is None:
         raise HexplorerError("prepare needs a DATA file of raw records (CSV or Parquet).")
-    target = common.output_path(args.output, force=args.force, suffixes=(".parquet",))
+    if args.layout == "dataset":
+        if args.engine == "spark":
+            raise HexplorerError("--layout dataset is written by --engine polars.")
+        target = _dataset_target(args.output, force=args.force)
+    else:
+        target = common.output_path(args.output, force=args.force, suffixes=(".parquet",))
     remote = "://" in args.data  # e.g. s3a://bucket/records/: read by Spark itself
     if remote and args.engine != "spark":
         raise HexplorerError(f"{args.data!r} is a URL: read it with --engine spark.")
     source = Path(args.data)
     if not remote:
+        from core.data.summaries import is_dataset
+
+        if is_dataset(source):
+            raise HexplorerError(
+                f"{args.data!r} is already a summaries dataset; give the raw records."
+            )
         if not source.is_file():
             raise HexplorerError(f"Data file {args.data!r} does not exist or is not a file.")
         if source.resolve() == target.resolve():
@@ -89,14 +117,24 @@ def run(args: argparse.Namespace) -> Any:
             args.data if remote else source, target, columns, config, master=args.spark_master
         )
     else:
-        from core.data.stream import DEFAULT_BATCH_ROWS, prepare_to_file
+        from core.data.outofcore import prepare_summaries
+        from core.data.stream import DEFAULT_BATCH_ROWS
 
         batch = DEFAULT_BATCH_ROWS if args.batch_rows is None else args.batch_rows
-        report = prepare_to_file(source, target, columns, config, batch_rows=batch)
+        report = prepare_summaries(
+            source,
+            target,
+            columns,
+            config,
+            layout=args.layout,
+            batch_rows=batch,
+            force=args.force,
+        )
     if report.worth_noting:
         print(f"hexplorer: note: {' '.join(report.lines())}", file=sys.stderr)
     return {
         "output": str(target),
+        "layout": args.layout,
         "engine": args.engine,
         "rows_read": report.rows_read,
         "rejected": report.n_rejected,
@@ -107,3 +145,20 @@ def run(args: argparse.Namespace) -> Any:
         "users": report.users,
         "hats": report.hats,
     }
+
+
+def _dataset_target(output: str, *, force: bool) -> Path:
+    """``--output`` of ``--layout dataset``: a new or empty folder (``--force``: one holding a
+    dataset), in an existing folder. One line otherwise."""
+    target = Path(output)
+    if target.suffix.lower() == ".parquet":
+        raise HexplorerError(
+            f"--layout dataset writes a folder; name one without .parquet. Got {output!r}."
+        )
+    if target.exists() and not target.is_dir():
+        raise HexplorerError(f"--output {output!r} is a file; --layout dataset names a folder.")
+    if not target.parent.is_dir():
+        raise HexplorerError(f"--output folder {str(target.parent)!r} does not exist.")
+    if target.is_dir() and any(not p.name.startswith(".") for p in target.iterdir()) and not force:
+        raise HexplorerError(f"--output {output!r} is not empty; pass --force to overwrite it.")
+    return target

@@ -81,11 +81,26 @@ def run_all(args: argparse.Namespace) -> Any:
     (epsilon,) = common.epsilons([args.epsilon])
     if args.seed is not None and _whole_file(args):
         from core.citywide.batch import release_batches
-        from core.data.summaries import summary_pieces
+        from core.data.summaries import is_dataset, summary_pieces
 
         pieces = summary_pieces(args.data, ["hat", "user_id", "m", "s"])
-        table = release_batches(args.mechanism, pieces, epsilon, seed=args.seed, upper=args.upper)
+        table = release_batches(
+            args.mechanism,
+            pieces,
+            epsilon,
+            seed=args.seed,
+            upper=args.upper,
+            whole_hats=is_dataset(args.data),  # a dataset: part by part, each holds whole HATs
+        )
         return _write_simulated(args, table, target, epsilon)
+    if args.seed is None and _whole_file(args):
+        from core.data.summaries import is_dataset
+
+        if is_dataset(args.data):
+            from core.data.dataset import parts_ascending
+
+            if parts_ascending(args.data):  # part by part, one ledger transaction
+                return publish_all(args, None, epsilon, target)
     summaries = _summaries(args)
     if args.slot_filter is not None or args.day is not None:
         summaries = select_grids(summaries, slot=args.slot_filter, day=args.day)
@@ -124,7 +139,7 @@ def _summaries(args: argparse.Namespace) -> Any:
 
 
 def _whole_file(args: argparse.Namespace) -> bool:
-    """Whether ``--all`` releases every HAT of a summaries file (no filter)."""
+    """Whether ``--all`` releases every HAT of a summaries file or dataset (no filter)."""
     from pathlib import Path
 
     from core.data.summaries import is_summaries
@@ -132,18 +147,35 @@ def _whole_file(args: argparse.Namespace) -> bool:
     if args.slot_filter is not None or args.day is not None or args.data is None:
         return False
     path = Path(args.data)
-    return path.is_file() and is_summaries(path)
+    return (path.is_file() or path.is_dir()) and is_summaries(path)
+
+
+def _part_batches(args: argparse.Namespace) -> Any:
+    """The parts of the summaries dataset ``args.data`` as HatBatches, one at a time."""
+    from core.citywide.batch import HatBatch
+    from core.data.summaries import summary_pieces
+
+    for frame in summary_pieces(args.data, ["hat", "user_id", "m", "s"]):
+        if frame.height:
+            yield HatBatch.from_summaries(frame, upper=args.upper)
 
 
 def publish_all(args: argparse.Namespace, batch, epsilon: float, target) -> dict[str, Any]:
-    """``release --all`` without ``--seed``: every HAT published as one ledger record."""
+    """``release --all`` without ``--seed``: every HAT published as one ledger record (``batch``
+    None: the parts of a summaries dataset, read one at a time, :mod:`core.publish.parts`)."""
+    from functools import partial
+
     from core.publish import batch as publish_batch
     from core.publish import files
 
+    if batch is None:  # a summaries dataset with its HATs in order: read part by part
+        from core.publish.parts import publish_parts
+
+        publish = partial(publish_parts, args.mechanism, partial(_part_batches, args))
+    else:
+        publish = partial(publish_batch.publish_all, args.mechanism, batch)
     with files.StagedFile(target) as staged:  # an unwritable --output: refused before charging
-        published = publish_batch.publish_all(
-            args.mechanism,
-            batch,
+        published = publish(
             epsilon,
             accounting=args.accounting or "per-user",
             dataset=common.dataset_name(args),

@@ -12,6 +12,11 @@ footer, ``hexplorer.summaries``, holding JSON with the format name, the preparat
 (:class:`~core.data.prepare.PrepReport`) and the engine that wrote it. The metadata is what
 recognises the file: a Parquet file with the summary columns but without (or with broken)
 metadata is refused with one line rather than guessed at.
+
+Every reader here also takes a summaries *dataset*, a folder of part files with the same JSON in
+a sidecar (:mod:`core.data.dataset`, written by ``hexplorer prepare --layout dataset``): read
+whole (:func:`read_summaries`, :func:`read_summary_frame`, rows in the single file's order) or
+part by part (:func:`summary_pieces`, what ``release --all`` releases).
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from core.data import dataset
 from core.data.config import ColumnMap, PrepConfig
 from core.data.prepare import SUMMARY_COLUMNS, Prepared, PrepReport
 from core.errors import HexplorerError
@@ -54,6 +60,7 @@ __all__ = [
     "FORMAT",
     "METADATA_KEY",
     "SCHEMA",
+    "is_dataset",
     "is_summaries",
     "metadata",
     "read_metadata",
@@ -62,6 +69,20 @@ __all__ = [
     "summary_pieces",
     "write_summaries",
 ]
+
+
+def metadata_body(
+    config: PrepConfig, columns: ColumnMap, report: PrepReport, engine: str
+) -> dict[str, Any]:
+    """The JSON body of the metadata: a file's footer entry, a dataset's sidecar (which adds
+    ``"layout": "dataset"``, :class:`core.data.dataset.DatasetWriter`)."""
+    return {
+        "format": FORMAT,
+        "engine": engine,
+        "config": asdict(config),
+        "columns": asdict(columns),
+        "report": asdict(report),
+    }
 
 
 def metadata(
@@ -74,13 +95,7 @@ def metadata(
     >>> json.loads(metadata(p.config, p.columns, p.report, "polars")[METADATA_KEY])["format"]
     'hexplorer-summaries/1'
     """
-    body = {
-        "format": FORMAT,
-        "engine": engine,
-        "config": asdict(config),
-        "columns": asdict(columns),
-        "report": asdict(report),
-    }
+    body = metadata_body(config, columns, report, engine)
     return {METADATA_KEY: json.dumps(body, sort_keys=True)}
 
 
@@ -124,14 +139,23 @@ def _head(source: Any) -> bytes:
     return b""
 
 
+def is_dataset(source: Any) -> bool:
+    """Whether ``source`` is a folder that claims to be a summaries dataset (a sidecar or part
+    files; :func:`read_metadata` then reads it or refuses it in one line). Never raises."""
+    return dataset.looks_like_dataset(source)
+
+
 def is_summaries(source: Any) -> bool:
     """Whether ``source`` (a path or a seekable binary file object, e.g. an upload) is a Parquet
-    file that claims to be a summaries file (or looks like one).
+    file that claims to be a summaries file (or looks like one), or a summaries dataset folder.
 
     True when the footer has :data:`METADATA_KEY` or the columns are exactly the summary
-    columns; :func:`read_summaries` then either reads it or refuses it with one line. Raw
-    record files (CSV, or Parquet with other columns) give False. Never raises.
+    columns, or for a folder with a sidecar or part files (:func:`is_dataset`);
+    :func:`read_summaries` then either reads it or refuses it with one line. Raw record files
+    (CSV, or Parquet with other columns) give False. Never raises.
     """
+    if is_dataset(source):
+        return True
     if _head(source) != b"PAR1":
         return False
     try:
@@ -152,9 +176,13 @@ def _name(source: Any) -> str:
 
 
 def read_metadata(source: Any) -> dict[str, Any]:
-    """The parsed footer entry of a summaries file (a path or a seekable binary file object);
-    :class:`HexplorerError` (one line) if it is missing or wrong."""
+    """The parsed footer entry of a summaries file (a path or a seekable binary file object),
+    or the sidecar of a summaries dataset; :class:`HexplorerError` (one line) if it is missing
+    or wrong."""
     target = _name(source)
+    if is_dataset(source):
+        body = dataset.read_sidecar(source)
+        return _parsed(body, f"{target}/{dataset.SIDECAR}", SUMMARY_COLUMNS)
     try:
         if hasattr(source, "seek"):
             source.seek(0)
@@ -170,9 +198,22 @@ def read_metadata(source: Any) -> dict[str, Any]:
         )
     try:
         body = json.loads(raw)
+    except ValueError as exc:
+        raise HexplorerError(
+            f"'{target}' has broken '{METADATA_KEY}' metadata ({exc}); prepare the raw records "
+            "again with `hexplorer prepare`."
+        ) from None
+    return _parsed(body, target, schema.names)
+
+
+def _parsed(body: Any, target: str, names: list[str]) -> dict[str, Any]:
+    """The metadata's JSON body with its settings and report as objects; one line if wrong."""
+    try:
+        if not isinstance(body, dict):
+            raise ValueError(f"a JSON {type(body).__name__}, expected an object")
         if body.get("format") != FORMAT:
             raise ValueError(f"format {body.get('format')!r}, expected {FORMAT!r}")
-        missing = [c for c in SUMMARY_COLUMNS if c not in schema.names]
+        missing = [c for c in SUMMARY_COLUMNS if c not in names]
         if missing:
             raise ValueError(f"missing columns {', '.join(missing)}")
         body["config"] = PrepConfig(**body["config"])
@@ -202,6 +243,13 @@ def read_summaries(path: Any) -> Prepared:
         :func:`check_values`).
     """
     body = read_metadata(path)
+    if is_dataset(path):
+        return Prepared(
+            summaries=read_summary_frame(path).to_pandas(),
+            report=body["report"],
+            config=body["config"],
+            columns=body["columns"],
+        )
     if hasattr(path, "seek"):
         path.seek(0)
     table = pq.read_table(path, columns=SUMMARY_COLUMNS)
@@ -259,7 +307,9 @@ def check_values(summaries: pd.DataFrame | pl.DataFrame, upper: float, target: s
 
 def read_summary_frame(path: Any, columns: list[str] | None = None) -> pl.DataFrame:
     """Columns of a summaries file as a polars DataFrame, in the file's order (no pandas, no
-    copy of the text columns into Python objects): what ``release --all`` reads.
+    copy of the text columns into Python objects): what ``release --all`` reads. A dataset's
+    parts are read one after the other and their rows put in the single file's order (sorted
+    by hat, then user_id).
 
     Raises
     ------
@@ -267,6 +317,14 @@ def read_summary_frame(path: Any, columns: list[str] | None = None) -> pl.DataFr
         One line, as :func:`read_summaries`.
     """
     body = read_metadata(path)
+    if is_dataset(path):
+        wanted = SUMMARY_COLUMNS if columns is None else columns
+        parts = [f for _, f in _dataset_parts(path, ["hat", *wanted], body)]
+        whole = pl.concat(parts, how="vertical_relaxed", rechunk=False)
+        del parts
+        if not whole.get_column("hat").is_sorted():  # HATs of parts interleave: sort them
+            whole = whole.sort(["hat", "user_id"] if "user_id" in whole.columns else ["hat"])
+        return whole.select(wanted)
     if hasattr(path, "seek"):
         path.seek(0)
     wanted = SUMMARY_COLUMNS if columns is None else columns
@@ -278,13 +336,31 @@ def summary_pieces(
 ) -> Iterator[pl.DataFrame]:
     """Columns of a summaries file in pieces of about ``rows`` rows, in the file's order (sorted
     by HAT): what ``release --all`` releases piece by piece. Types as
-    :func:`read_summary_frame`."""
+    :func:`read_summary_frame`.
+
+    A dataset gives one piece per part file, whatever ``rows``: each holds whole HATs (no HAT
+    is in two parts, checked as they are read), sorted by hat, but the parts' HATs may
+    interleave (:func:`is_dataset` tells a caller which it has)."""
     body = read_metadata(path)
     wanted = SUMMARY_COLUMNS if columns is None else columns
+    if is_dataset(path):
+        for _, part in _dataset_parts(path, wanted, body):
+            yield part
+        return
     for batch in pq.ParquetFile(path).iter_batches(batch_size=rows, columns=wanted):
         frame = pl.from_arrow(batch)
         assert isinstance(frame, pl.DataFrame)
         yield _typed_checked(frame, path, body)
+
+
+def _dataset_parts(
+    path: Any, columns: list[str], body: dict[str, Any]
+) -> Iterator[tuple[Path, pl.DataFrame]]:
+    """A dataset's parts in name order, each typed and checked (:func:`_typed_checked`)."""
+    wanted = list(dict.fromkeys(columns))
+    return dataset.dataset_pieces(
+        path, wanted, lambda frame, name: _typed_checked(frame, name, body)
+    )
 
 
 def _typed_checked(frame: pl.DataFrame, path: Any, body: dict[str, Any]) -> pl.DataFrame:

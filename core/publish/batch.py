@@ -199,8 +199,15 @@ def draw_estimates(
     mech = get_mechanism(name)
     eps = check_epsilon(epsilon)
     parts = _before_noise(mech.name, batch, eps)
+    return _with_noise(mech.name, parts, eps, size), parts
+
+
+def _with_noise(name: str, parts: _BeforeNoise, eps: float, size: int | None) -> np.ndarray:
+    """The values before noise plus OpenDP's Laplace noise (:func:`draw_estimates`)."""
+    mech = get_mechanism(name)
     share = eps * mech.laplace_share
-    shape = (batch.n_hats,) if size is None else (int(size), batch.n_hats)
+    n_hats = parts.noiseless.size
+    shape = (n_hats,) if size is None else (int(size), n_hats)
     values = np.broadcast_to(parts.noiseless, shape).copy()
     out = np.empty_like(values)
     scales, inverse = np.unique(parts.noise_scale, return_inverse=True)
@@ -214,7 +221,7 @@ def draw_estimates(
                 f"{mech.name} in a HAT, more than its share of the requested epsilon ({share!r})."
             )
         out[..., cols] = noisy.reshape(values[..., cols].shape)
-    return out, parts
+    return out
 
 
 @dataclass(frozen=True, kw_only=True)
