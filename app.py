@@ -24,6 +24,7 @@ from starlette.middleware import Middleware
 from dashboard.common.view import liveplot
 from dashboard.server import nodelay, warmup
 from dashboard.server.prefetch import ModulePreload
+from dashboard.server.statics import StaticCache
 
 PAGES = (  # (page file, URL path, title, icon): each page lives in its feature's folder
     ("dashboard/data/page.py", "data", "Data", ":material/table:"),
@@ -80,7 +81,11 @@ else:  # `streamlit run app.py` (or an ASGI server) imports this file to find th
     app = st.App(
         Path(__file__).resolve(),
         lifespan=nodelay.lifespan(warmup.lifespan),  # responses sent at once, then warm
-        middleware=[Middleware(ModulePreload)],  # the map's code loads with the page
+        middleware=[
+            Middleware(ModulePreload),  # the map's code loads with the page
+            # Streamlit's code and plotly.js served from memory, read and gzipped once
+            Middleware(StaticCache, routes={liveplot.ROUTE: liveplot.cached_route}),
+        ],
         routes=liveplot.routes(),  # plotly.js for the charts that update in place
     )
     liveplot.enable()
