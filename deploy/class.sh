@@ -111,8 +111,8 @@ done
   echo "}"
 } >"$RUN/nginx.conf"
 
-"$NGINX" -t -q -p "$RUN" -c "$RUN/nginx.conf"
-"$NGINX" -p "$RUN" -c "$RUN/nginx.conf" -g "daemon off;" &
+"$NGINX" -t -q -e "$RUN/nginx-error.log" -p "$RUN" -c "$RUN/nginx.conf"
+"$NGINX" -e "$RUN/nginx-error.log" -p "$RUN" -c "$RUN/nginx.conf" -g "daemon off;" &
 PIDS+=("$!")
 echo "dp-hexplorer: $N processes on 127.0.0.1:$BASE-$(( BASE + N - 1 )) behind nginx on http://127.0.0.1:$PORT (Ctrl-C stops)"
 wait -n || true
