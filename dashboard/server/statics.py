@@ -87,6 +87,7 @@ class StaticCache:
         self.static = (static or streamlit_static()).resolve()
         self.base = "/" + str(st.get_option("server.baseUrlPath") or "").strip("/")
         self.kept: dict[str, Entry] = {}  # only files found: at most one entry per file
+        self.reading: dict[str, asyncio.Future[Entry | None]] = {}  # one read per file at once
 
     def find(self, path: str) -> Entry | None:
         """The entry of the file at URL ``path``, or None when it is not one of ours."""
@@ -100,6 +101,23 @@ class StaticCache:
             return None
         return entry(file, STATIC_CACHE_CONTROL)
 
+    async def _read(self, path: str) -> Entry | None:
+        """:meth:`find` off the event loop, once for every request that wants it meanwhile (a
+        class joining at once asks for the same files together: one read and gzip, not 30)."""
+        pending = self.reading.get(path)
+        if pending is None:
+            pending = asyncio.ensure_future(asyncio.to_thread(self.find, path))
+            self.reading[path] = pending
+
+            def done(future: asyncio.Future[Entry | None]) -> None:
+                del self.reading[path]
+                if not future.cancelled() and future.exception() is None:
+                    if (found := future.result()) is not None:
+                        self.kept[path] = found
+
+            pending.add_done_callback(done)
+        return await asyncio.shield(pending)  # a visitor who leaves cancels only its own wait
+
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         path = str(scope.get("path", "")) if scope["type"] == "http" else ""
         if self.base != "/" and path.startswith(self.base + "/"):
@@ -108,9 +126,7 @@ class StaticCache:
         mine = path and scope.get("method") in ("GET", "HEAD") and b"range" not in headers
         found = self.kept.get(path) if mine else None
         if mine and found is None:
-            found = await asyncio.to_thread(self.find, path)  # read and gzipped off the loop
-            if found is not None:
-                self.kept[path] = found
+            found = await self._read(path)
         if found is None:
             await self.app(scope, receive, send)
             return

@@ -73,6 +73,28 @@ def test_a_static_file_is_read_once_and_sent_gzipped_when_accepted(folder, monke
     assert reads == [file]  # once for all three
 
 
+def test_a_class_asking_at_once_gets_one_read(folder, monkeypatch):
+    cache = statics.StaticCache(lambda *a: None, static=folder)
+    reads = []
+    real = Path.read_bytes
+    monkeypatch.setattr(Path, "read_bytes", lambda p: reads.append(p) or real(p))
+    sent: list[list[dict]] = [[] for _ in range(30)]
+
+    async def visit(i: int) -> None:
+        async def send(message):
+            sent[i].append(message)
+
+        scope = {"type": "http", "method": "GET", "path": "/static/js/index.abc123.js"}
+        await cache(scope | {"headers": [(b"accept-encoding", b"gzip")]}, None, send)
+
+    async def class_joins() -> None:
+        await asyncio.gather(*(visit(i) for i in range(30)))
+
+    asyncio.run(class_joins())
+    assert len(reads) == 1
+    assert all(len(s) == 2 and s[1]["body"] == sent[0][1]["body"] for s in sent)
+
+
 def test_a_font_is_sent_as_it_is(folder):
     cache = statics.StaticCache(lambda *a: None, static=folder)
     sent, _ = _get(cache, "/static/media/font.woff2", accept_encoding="gzip")
