@@ -75,6 +75,11 @@ def run() -> None:
     deck.after_run(name)  # "Add this view to the deck"; a presented view's charts kept
 
 
+def _plotly_js() -> tuple[Path, str]:
+    """plotly.js and its header, for the server's static cache (as liveplot's route sends it)."""
+    return liveplot.plotly_js(), "public, max-age=86400"
+
+
 if __name__ == "__main__":  # a visitor's run
     run()
 else:  # `streamlit run app.py` (or an ASGI server) imports this file to find the app
@@ -84,7 +89,7 @@ else:  # `streamlit run app.py` (or an ASGI server) imports this file to find th
         middleware=[
             Middleware(ModulePreload),  # the map's code loads with the page
             # Streamlit's code and plotly.js served from memory, read and gzipped once
-            Middleware(StaticCache, routes={liveplot.ROUTE: liveplot.cached_route}),
+            Middleware(StaticCache, routes={liveplot.ROUTE: _plotly_js}),
         ],
         routes=liveplot.routes(),  # plotly.js for the charts that update in place
     )

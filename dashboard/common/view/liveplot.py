@@ -127,20 +127,13 @@ def plotly_js() -> Path:
     return Path(spec.origin).parent / "package_data" / "plotly.min.js"
 
 
-CACHE_CONTROL = "public, max-age=86400"  # plotly.js: a day in the browser
-
-
 async def _plotly_js(request: Request) -> Response:
-    """plotly.js as the plotly package ships it (cached a day by the browser); ``app.py``
-    serves it from memory first (:func:`cached_route`)."""
+    """plotly.js as the plotly package ships it (cached a day by the browser)."""
     return FileResponse(
-        plotly_js(), media_type="text/javascript", headers={"Cache-Control": CACHE_CONTROL}
+        plotly_js(),
+        media_type="text/javascript",
+        headers={"Cache-Control": "public, max-age=86400"},
     )
-
-
-def cached_route() -> tuple[Path, str]:
-    """The file of :data:`ROUTE` and its ``Cache-Control``, for ``dashboard.server.statics``."""
-    return plotly_js(), CACHE_CONTROL
 
 
 def routes() -> list[Route]:
