@@ -58,7 +58,8 @@ stop() {
   for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
   wait 2>/dev/null || true
 }
-trap stop INT TERM EXIT
+trap 'stop; exit 0' INT TERM  # Ctrl-C: everything stopped, a clean exit
+trap stop EXIT
 
 for i in $(seq 1 "$N"); do
   p=$(( BASE + i - 1 ))
