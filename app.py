@@ -24,6 +24,7 @@ from starlette.middleware import Middleware
 from dashboard.common.view import liveplot
 from dashboard.server import nodelay, warmup
 from dashboard.server.prefetch import ModulePreload
+from dashboard.server.statics import StaticCache
 
 PAGES = (  # (page file, URL path, title, icon): each page lives in its feature's folder
     ("dashboard/data/page.py", "data", "Data", ":material/table:"),
@@ -74,13 +75,22 @@ def run() -> None:
     deck.after_run(name)  # "Add this view to the deck"; a presented view's charts kept
 
 
+def _plotly_js() -> tuple[Path, str]:
+    """plotly.js and its header, for the server's static cache (as liveplot's route sends it)."""
+    return liveplot.plotly_js(), "public, max-age=86400"
+
+
 if __name__ == "__main__":  # a visitor's run
     run()
 else:  # `streamlit run app.py` (or an ASGI server) imports this file to find the app
     app = st.App(
         Path(__file__).resolve(),
         lifespan=nodelay.lifespan(warmup.lifespan),  # responses sent at once, then warm
-        middleware=[Middleware(ModulePreload)],  # the map's code loads with the page
+        middleware=[
+            Middleware(ModulePreload),  # the map's code loads with the page
+            # Streamlit's code and plotly.js served from memory, read and gzipped once
+            Middleware(StaticCache, routes={liveplot.ROUTE: _plotly_js}),
+        ],
         routes=liveplot.routes(),  # plotly.js for the charts that update in place
     )
     liveplot.enable()

@@ -222,7 +222,7 @@ def _column_widgets(source: Source) -> tuple[tuple[str, ...] | None, str | None,
     chosen = []
     with st.expander("Columns", expanded=any(v is None for v in detected.values())):
         for role, label in ROLE_LABELS.items():
-            key = state.column_key(role, source.digest)
+            key = state.column_widget(role, source.digest)
             if key not in ss or ss[key] not in names:
                 ss[key] = detected[role]
             st.selectbox(

@@ -29,6 +29,7 @@ HAT_CHANGED_ON = "_hat_changed_on"  # the page whose run last changed the HAT (i
 HAT_SEEN = "_hat_seen"  # {page title: the HAT that page last showed}
 COARSE_PICKED = "_coarse_picked"  # a HAT just picked on the Map, maybe an adaptive cover's cell
 COARSE_KEPT = "_coarse_kept"  # (data key, label): the coarse HAT opened on that data
+HAT_FOUND = "_hat_found"  # (data key, label): the HAT last found in that data (current_hat)
 
 
 def _changed_here() -> None:
@@ -39,11 +40,14 @@ def _changed_here() -> None:
 def current_hat(spec: DataSpec) -> str:
     """The selected HAT label, reset to the busiest hexagon-hour when unset or absent from this data."""
     ss = st.session_state
-    table = compute.hats(spec)
     label = ss.get(state.HAT)
+    if label is not None and ss.get(HAT_FOUND) == (spec.key(), label):
+        return str(label)  # found in this data before: every ε move reran this search
+    table = compute.hats(spec)
     if label is None or not ((table["hat"] == label).any() or _coarse(spec, str(label))):
         ss[state.HAT] = busiest_hexagon_hour(table)
         ss[HAT_CHANGED_ON] = None  # new data: nobody's choice
+    ss[HAT_FOUND] = (spec.key(), ss[state.HAT])
     return str(ss[state.HAT])
 
 

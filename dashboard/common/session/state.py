@@ -165,8 +165,28 @@ def column_key(role: str, digest: str) -> str:
     return f"data_col_{role}_{digest[:12]}"
 
 
+COLUMN_KEYS = "_column_keys"  # the column widgets' keys so far (a tuple, replaced, never changed)
+
+
+def column_widget(role: str, digest: str) -> str:
+    """:func:`column_key`, noted under :data:`COLUMN_KEYS` so that :func:`init` keeps the
+    widget's value across pages; the sidebar draws the widget with it."""
+    key = column_key(role, digest)
+    seen = st.session_state.get(COLUMN_KEYS, ())
+    if key not in seen:
+        st.session_state[COLUMN_KEYS] = (*seen, key)
+    return key
+
+
 def init() -> None:
-    """Set missing defaults and keep widget values across pages; call at the top of every page."""
+    """Set missing defaults and keep widget values across pages; call at the top of every page.
+
+    It never walks session state itself (``st.session_state.keys()``): with fast reruns (a burst
+    of key presses) a stopped run can still be here when the next run starts beside it and
+    resizes the state's dicts ("dictionary changed size during iteration"). The keys it keeps
+    are known: :data:`PERSISTENT_WIDGETS` and the column widgets noted by :func:`column_widget` (a
+    tuple that is replaced, never changed in place, so the loop walks its own snapshot).
+    """
     ss = st.session_state
     for key, value in DEFAULTS.items():
         if key not in ss:
@@ -174,8 +194,8 @@ def init() -> None:
     for key in PERSISTENT_WIDGETS:
         if key in ss:
             ss[key] = ss[key]
-    for key in list(ss.keys()):
-        if isinstance(key, str) and key.startswith("data_col_"):
+    for key in ss.get(COLUMN_KEYS, ()):
+        if key in ss:
             ss[key] = ss[key]
 
 
@@ -244,7 +264,7 @@ def _keep_fragment_values() -> None:
     may have moved) to their kept copies, as :func:`keep_widgets` does in a full run: the split
     view's settings, changed in its fragment, were otherwise lost at the next page switch."""
     ss = st.session_state
-    for key, none_is_unset in ss.get(KEPT_NOW, {}).items():
+    for key, none_is_unset in list(ss.get(KEPT_NOW, {}).items()):  # a snapshot (see init)
         if key in ss and not (none_is_unset and ss[key] is None):
             ss[shadow(key)] = ss[key]
 

@@ -1,0 +1,147 @@
+"""Serve the browser's code from memory: Streamlit's ``/static/`` files and plotly.js.
+
+Every new visitor's browser fetches Streamlit's JavaScript and style sheets (several MB) and
+plotly.js (4.6 MB, :mod:`dashboard.common.view.liveplot`). Streamlit serves each with
+Starlette's ``FileResponse``: the file opened and read again on every request, 64 kB at a time,
+each read handed to a worker thread and back to the event loop, and sent uncompressed. Under a
+class joining at once (``bench/bench_many_visitors.py``: 30 browsers on 2 cores) that was about
+a third of the server's CPU per first view, on the thread that also carries every session's
+websocket.
+
+:class:`StaticCache` (a middleware of ``app.py``'s ``st.App``) answers those requests itself: a
+file is read once, gzipped once (when its type compresses), and kept; each request is then two
+ASGI messages, the gzipped body when the browser accepts it (a fifth of the bytes to write).
+The headers are Streamlit's (its content hashed file names are cached a year, ``immutable``) or
+the route's own. Memory: at most the files browsers asked for, each raw and gzipped, bounded by
+the size of Streamlit's static folder (about 26 MB) plus plotly.js (4.6 MB and 1.4 MB gzipped).
+A request with a ``Range`` header, another method, or a path that is not a file of those
+folders passes through to Streamlit unchanged.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gzip
+import mimetypes
+import re
+from collections.abc import Awaitable, Callable, Mapping, MutableMapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import streamlit as st
+
+STATIC_CACHE_CONTROL = "public, immutable, max-age=31536000"
+"""Streamlit's header for its content-hashed static files (a year, never revalidated)."""
+STATIC_PATH = re.compile(r"^/static/(?:[A-Za-z0-9_-]+/)*[A-Za-z0-9_.-]+$")
+"""A file under Streamlit's ``/static/`` route: plain names only (no ``..``, no ``//``)."""
+COMPRESSIBLE = (".js", ".css", ".json", ".svg", ".html", ".txt", ".map", ".mjs")
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One file as served: its bytes, gzipped bytes (None when its type does not compress),
+    content type and cache header."""
+
+    raw: bytes
+    gzipped: bytes | None
+    content_type: str
+    cache_control: str
+
+
+def entry(path: Path, cache_control: str) -> Entry:
+    """``path`` read (and gzipped, when its type compresses) for :class:`StaticCache`."""
+    raw = path.read_bytes()
+    kind = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
+    if kind.startswith("text/") or kind == "application/javascript":
+        kind += "; charset=utf-8"
+    squeezed = gzip.compress(raw, compresslevel=6, mtime=0) if path.suffix in COMPRESSIBLE else None
+    return Entry(
+        raw, squeezed if squeezed and len(squeezed) < len(raw) else None, kind, cache_control
+    )
+
+
+def streamlit_static() -> Path:
+    """The folder Streamlit serves under ``/static/`` (``static/static`` in its package)."""
+    return Path(st.__file__).parent / "static" / "static"
+
+
+class StaticCache:
+    """ASGI middleware: ``GET``/``HEAD`` of Streamlit's ``/static/`` files and of ``routes``
+    (URL path → a function giving the file and its ``Cache-Control``) answered from memory."""
+
+    def __init__(
+        self,
+        app: ASGIApp,
+        routes: Mapping[str, Callable[[], tuple[Path, str]]] | None = None,
+        static: Path | None = None,
+    ) -> None:
+        self.app = app
+        self.routes = dict(routes or {})
+        self.static = (static or streamlit_static()).resolve()
+        self.base = "/" + str(st.get_option("server.baseUrlPath") or "").strip("/")
+        self.kept: dict[str, Entry] = {}  # only files found: at most one entry per file
+        self.reading: dict[str, asyncio.Future[Entry | None]] = {}  # one read per file at once
+
+    def find(self, path: str) -> Entry | None:
+        """The entry of the file at URL ``path``, or None when it is not one of ours."""
+        if path in self.routes:
+            file, cache_control = self.routes[path]()
+            return entry(file, cache_control) if file.is_file() else None
+        if not STATIC_PATH.match(path):
+            return None
+        file = (self.static / path.removeprefix("/static/")).resolve()
+        if not file.is_relative_to(self.static) or not file.is_file():
+            return None
+        return entry(file, STATIC_CACHE_CONTROL)
+
+    async def _read(self, path: str) -> Entry | None:
+        """:meth:`find` off the event loop, once for every request that wants it meanwhile (a
+        class joining at once asks for the same files together: one read and gzip, not 30)."""
+        pending = self.reading.get(path)
+        if pending is None:
+            pending = asyncio.ensure_future(asyncio.to_thread(self.find, path))
+            self.reading[path] = pending
+
+            def done(future: asyncio.Future[Entry | None]) -> None:
+                del self.reading[path]
+                if not future.cancelled() and future.exception() is None:
+                    if (found := future.result()) is not None:
+                        self.kept[path] = found
+
+            pending.add_done_callback(done)
+        return await asyncio.shield(pending)  # a visitor who leaves cancels only its own wait
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        path = str(scope.get("path", "")) if scope["type"] == "http" else ""
+        if self.base != "/" and path.startswith(self.base + "/"):
+            path = path[len(self.base) :]
+        headers = dict(scope.get("headers", [])) if path else {}
+        mine = path and scope.get("method") in ("GET", "HEAD") and b"range" not in headers
+        found = self.kept.get(path) if mine else None
+        if mine and found is None:
+            found = await self._read(path)
+        if found is None:
+            await self.app(scope, receive, send)
+            return
+        zipped = found.gzipped is not None and b"gzip" in headers.get(b"accept-encoding", b"")
+        body = found.gzipped if zipped and found.gzipped is not None else found.raw
+        out = [
+            (b"content-type", found.content_type.encode()),
+            (b"content-length", str(len(body)).encode()),
+            (b"cache-control", found.cache_control.encode()),
+        ]
+        if found.gzipped is not None:
+            out.append((b"vary", b"Accept-Encoding"))
+        if zipped:
+            out.append((b"content-encoding", b"gzip"))
+        await send({"type": "http.response.start", "status": 200, "headers": out})
+        await send(
+            {"type": "http.response.body", "body": body if scope["method"] == "GET" else b""}
+        )
