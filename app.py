@@ -80,6 +80,11 @@ def _plotly_js() -> tuple[Path, str]:
     return liveplot.plotly_js(), "public, max-age=86400"
 
 
+def _basic_js() -> tuple[Path, str]:
+    """plotly.js's basic bundle and its header, for the server's static cache."""
+    return liveplot.basic_js(), "public, max-age=86400"
+
+
 if __name__ == "__main__":  # a visitor's run
     run()
 else:  # `streamlit run app.py` (or an ASGI server) imports this file to find the app
@@ -89,7 +94,10 @@ else:  # `streamlit run app.py` (or an ASGI server) imports this file to find th
         middleware=[
             Middleware(ModulePreload),  # the map's code loads with the page
             # Streamlit's code and plotly.js served from memory, read and gzipped once
-            Middleware(StaticCache, routes={liveplot.ROUTE: _plotly_js}),
+            Middleware(
+                StaticCache,
+                routes={liveplot.ROUTE: _plotly_js, liveplot.BASIC_ROUTE: _basic_js},
+            ),
         ],
         routes=liveplot.routes(),  # plotly.js for the charts that update in place
     )
