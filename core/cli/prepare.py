@@ -22,7 +22,12 @@ def register(sub: Any, data: argparse.ArgumentParser, names: list[str]) -> None:
     p = sub.add_parser(
         "prepare", parents=[data], help="raw records -> a summaries file the other commands read"
     )
-    common.add_output_options(p, "SUMMARIES.parquet", "the summaries file to write (required)")
+    common.add_output_options(
+        p,
+        "SUMMARIES.parquet",
+        "the summaries file to write (required); with --engine spark a folder (a summaries "
+        "dataset, local or a URL such as s3a://bucket/summaries/)",
+    )
     p.add_argument(
         "--engine",
         choices=["polars", "spark"],
@@ -52,7 +57,12 @@ def run(args: argparse.Namespace) -> Any:
         raise HexplorerError("prepare needs --output SUMMARIES.parquet.")
     if args.data is None:
         raise HexplorerError("prepare needs a DATA file of raw records (CSV or Parquet).")
-    target = common.output_path(args.output, force=args.force, suffixes=(".parquet",))
+    spark = args.engine == "spark"  # writes a folder (core.data.spark_dataset checks it)
+    target = (
+        Path(args.output)
+        if spark
+        else common.output_path(args.output, force=args.force, suffixes=(".parquet",))
+    )
     remote = "://" in args.data  # e.g. s3a://bucket/records/: read by Spark itself
     if remote and args.engine != "spark":
         raise HexplorerError(f"{args.data!r} is a URL: read it with --engine spark.")
@@ -86,7 +96,12 @@ def run(args: argparse.Namespace) -> Any:
         from core.data.spark import prepare_spark
 
         report = prepare_spark(
-            args.data if remote else source, target, columns, config, master=args.spark_master
+            args.data if remote else source,
+            args.output,
+            columns,
+            config,
+            master=args.spark_master,
+            overwrite=args.force,
         )
     else:
         from core.data.stream import DEFAULT_BATCH_ROWS, prepare_to_file
@@ -96,7 +111,7 @@ def run(args: argparse.Namespace) -> Any:
     if report.worth_noting:
         print(f"hexplorer: note: {' '.join(report.lines())}", file=sys.stderr)
     return {
-        "output": str(target),
+        "output": args.output if spark else str(target),
         "engine": args.engine,
         "rows_read": report.rows_read,
         "rejected": report.n_rejected,
