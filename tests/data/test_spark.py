@@ -189,14 +189,27 @@ def _errors_are_one_line(spark, tmp_path):
 
 
 def _fleet(tmp_path) -> tuple[Path, Path]:
-    """A small city fleet (bench/fleet.py) and its default-engine summaries file."""
+    """A small city fleet (bench/fleet.py) and its default-engine summaries file, made once
+    for all the cases (in the folder beside theirs)."""
     from bench.fleet import make_fleet
     from core.data.stream import prepare_to_file
 
-    src = tmp_path / "fleet.parquet"
-    make_fleet(6000, seed=2, n_users=120).write_parquet(src)
-    prepare_to_file(src, tmp_path / "default.parquet", config=PrepConfig(resolution=8))
-    return src, tmp_path / "default.parquet"
+    shared = tmp_path.parent / "fleet"
+    src, default = shared / "fleet.parquet", shared / "default.parquet"
+    if not default.exists():
+        shared.mkdir(exist_ok=True)
+        make_fleet(6000, seed=2, n_users=120).write_parquet(src)
+        prepare_to_file(src, default, config=PrepConfig(resolution=8))
+    return src, default
+
+
+def _fleet_dataset(spark, tmp_path) -> tuple[Path, Path]:
+    """The fleet's summaries dataset written by Spark in 3 parts (made once), and the file."""
+    src, default = _fleet(tmp_path)
+    dataset = default.parent / "s"
+    if not (dataset / SIDECAR).exists():
+        prepare_spark(src, dataset, config=PrepConfig(resolution=8), spark=spark, parts=3)
+    return dataset, default
 
 
 _COLLECTORS = ("collect", "tail", "toArrow", "toPandas", "_collect_as_arrow", "toLocalIterator")
@@ -220,19 +233,20 @@ def _dataset_from_the_executors(spark, tmp_path):
     """Parts written by the executors, nothing collected: every DataFrame collector refuses a
     frame of summaries while the job runs (the old engine's agg.toArrow() fails here)."""
     src, default = _fleet(tmp_path)
+    dataset = default.parent / "s"
     frame_type = type(spark.range(1))  # the classic DataFrame every collector runs through
     with pytest.MonkeyPatch.context() as mp:
         for name in _COLLECTORS:
             mp.setattr(frame_type, name, _refusing(frame_type, name))
         report = prepare_spark(
-            src, tmp_path / "s", config=PrepConfig(resolution=8), spark=spark, parts=3
+            src, dataset, config=PrepConfig(resolution=8), spark=spark, parts=3, overwrite=True
         )
         with pytest.raises(AssertionError, match="brought summaries"):  # the guard works
-            spark.read.parquet(str(tmp_path / "s")).limit(1).collect()
+            spark.read.parquet(str(dataset)).limit(1).collect()
     expected = read_summaries(default)
-    _same(tmp_path / "s", expected, report, default)
-    assert check_layout(tmp_path / "s") == 3
-    assert (tmp_path / "s" / "_SUCCESS").exists()
+    _same(dataset, expected, report, default)
+    assert check_layout(dataset) == 3
+    assert (dataset / "_SUCCESS").exists()
 
 
 def _default_release(default, name, epsilon, seed) -> pd.DataFrame:
@@ -247,11 +261,10 @@ def _release_all_equals_the_default_engine(spark, tmp_path):
     """Releases of a dataset (several batches) and of a single file, bit for bit by hat."""
     from core.citywide.spark_release import release_all_spark
 
-    src, default = _fleet(tmp_path)
-    prepare_spark(src, tmp_path / "s", config=PrepConfig(resolution=8), spark=spark, parts=3)
+    dataset, default = _fleet_dataset(spark, tmp_path)
     for source, name, out in (
-        (tmp_path / "s", "arrayavg-best", "a.parquet"),
-        (tmp_path / "s", "opt-arrayavg", "b.parquet"),
+        (dataset, "arrayavg-best", "a.parquet"),
+        (dataset, "opt-arrayavg", "b.parquet"),
         (default, "opt-arrayavg-convex", "c.parquet"),
     ):
         result = release_all_spark(
@@ -333,25 +346,23 @@ def _refusals(spark, tmp_path):
     with pytest.raises(HexplorerError, match="not overwriting it"):
         prepare_spark(src, other, spark=spark, overwrite=True)
     assert (other / "keep.txt").read_text() == "mine"
-    prepare_spark(src, tmp_path / "s", config=PrepConfig(resolution=8), spark=spark, parts=2)
+    dataset, _ = _fleet_dataset(spark, tmp_path)
     run = dict(spark=spark, seed=1)
     with pytest.raises(HexplorerError, match="all-HATs release form"):
-        release_all_spark(tmp_path / "s", tmp_path / "r.parquet", "levy", 1.0, **run)
+        release_all_spark(dataset, tmp_path / "r.parquet", "levy", 1.0, **run)
     with pytest.raises(HexplorerError, match="epsilon"):
-        release_all_spark(tmp_path / "s", tmp_path / "r.parquet", "baseline", 0.0, **run)
+        release_all_spark(dataset, tmp_path / "r.parquet", "baseline", 0.0, **run)
     with pytest.raises(HexplorerError, match="must end in .parquet or .csv"):
-        release_all_spark(tmp_path / "s", tmp_path / "r", "baseline", 1.0, **run)
+        release_all_spark(dataset, tmp_path / "r", "baseline", 1.0, **run)
     with pytest.raises(HexplorerError, match="upper = 65.0; --upper 50.0"):
-        release_all_spark(
-            tmp_path / "s", tmp_path / "r.parquet", "baseline", 1.0, upper=50.0, **run
-        )
+        release_all_spark(dataset, tmp_path / "r.parquet", "baseline", 1.0, upper=50.0, **run)
     cut = tmp_path / "cut"  # an interrupted write: parts without the sidecar
-    shutil.copytree(tmp_path / "s", cut)
+    shutil.copytree(dataset, cut)
     (cut / SIDECAR).unlink()
     with pytest.raises(HexplorerError, match="not a summaries dataset"):
         release_all_spark(cut, tmp_path / "r.parquet", "baseline", 1.0, **run)
     bad = tmp_path / "bad"  # values no preparation gives: refused on the executors, one line
-    shutil.copytree(tmp_path / "s", bad)
+    shutil.copytree(dataset, bad)
     part = sorted(bad.glob("part-*.parquet"))[0]
     table = pq.read_table(part)
     pq.write_table(table.set_column(4, "m", pa.array([-1] * table.num_rows, pa.int64())), part)
@@ -360,7 +371,7 @@ def _refusals(spark, tmp_path):
     with pytest.raises(HexplorerError, match="The Spark job failed: .* holds summaries no prep"):
         release_all_spark(bad, tmp_path / "r.parquet", "baseline", 1.0, **run)
     spark_opts = ["--engine", "spark", "--spark-master", "local[2]", "--mechanism", "baseline"]
-    release = ["release", str(tmp_path / "s"), *spark_opts, "--epsilon", "1"]
+    release = ["release", str(dataset), *spark_opts, "--epsilon", "1"]
     out = ["--output", str(tmp_path / "r.parquet")]
     assert main([*release, "--all", *out]) == 2  # no --seed: publishing is refused
     assert main([*release, "--seed", "1"]) == 2  # no --all
