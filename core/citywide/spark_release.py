@@ -161,7 +161,13 @@ def release_all_spark(
 
     try:
         try:
-            rows = spark.read.parquet(src)
+            reader = spark.read
+            if is_url(src) or Path(src).is_dir():
+                # every part-*.parquet below the folder (no partition columns from folder
+                # names); Spark skips names that start with _ or . (sidecar, _SUCCESS, .crc)
+                reader = reader.option("recursiveFileLookup", "true")
+                reader = reader.option("pathGlobFilter", "part-*.parquet")
+            rows = reader.parquet(src)
         except Exception as exc:
             raise HexplorerError(f"Spark could not read {src!r}: {job_error(exc)}") from None
         missing = [c for c in ("hat", "user_id", "m", "s") if c not in rows.columns]

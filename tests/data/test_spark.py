@@ -259,12 +259,19 @@ def _default_release(default, name, epsilon, seed) -> pd.DataFrame:
 
 def _release_all_equals_the_default_engine(spark, tmp_path):
     """Releases of a dataset (several batches) and of a single file, bit for bit by hat."""
+    import shutil
+
     from core.citywide.spark_release import release_all_spark
 
     dataset, default = _fleet_dataset(spark, tmp_path)
+    nested = tmp_path / "nested"  # parts at two depths, one folder named as Spark partitions
+    (nested / "slot=1").mkdir(parents=True)
+    shutil.copy(dataset / SIDECAR, nested)
+    for i, part in enumerate(sorted(dataset.glob("part-*.parquet"))):
+        shutil.copy(part, nested / "slot=1" if i else nested)
     for source, name, out in (
         (dataset, "arrayavg-best", "a.parquet"),
-        (dataset, "opt-arrayavg", "b.parquet"),
+        (nested, "opt-arrayavg", "b.parquet"),
         (default, "opt-arrayavg-convex", "c.parquet"),
     ):
         result = release_all_spark(
