@@ -141,13 +141,25 @@ def session(master: str = "local[*]") -> Any:
 
 def job_error(exc: BaseException) -> str:
     """The line of a Spark failure to show: a :class:`HexplorerError` raised by our code on an
-    executor (Spark wraps it in a Python worker's traceback), else the failure's first line."""
+    executor (Spark wraps it in a Python worker's traceback), else the Java exception's message
+    under py4j's "An error occurred while calling ..." line, else the first line.
+
+    >>> job_error(RuntimeError("An error occurred while calling o1.parquet.\\n: "
+    ...     "org.apache.spark.sql.AnalysisException: [PATH_NOT_FOUND] Path does not exist: x."))
+    '[PATH_NOT_FOUND] Path does not exist: x.'
+    """
     text = str(exc).strip()
+    lines = text.splitlines()
     marker = "HexplorerError: "
-    for line in text.splitlines():
+    for line in lines:
         if marker in line:
             return line.split(marker, 1)[1].strip()
-    return text.splitlines()[0] if text else type(exc).__name__
+    if lines and lines[0].startswith("An error occurred while calling"):
+        for line in lines[1:]:
+            if line.startswith(": "):
+                head, _, message = line[2:].partition(": ")
+                return (message or head).strip()
+    return lines[0] if lines else type(exc).__name__
 
 
 def _driver_schema(source: str, chosen: str, columns: ColumnMap) -> dict[str, pl.DataType]:
