@@ -118,7 +118,7 @@ def main() -> None:
         write_fleet(src, args.records)
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     os.environ.update(env)
-    hexplorer = [sys.executable, "-m", "core.cli"]
+    hexplorer = [sys.executable, "-c", "import sys; from core.cli import main; sys.exit(main())"]
     spark = ["--engine", "spark", "--spark-master", args.master, "--force", "--json"]
     summaries, releases = work / "summaries", work / "releases.parquet"
     load0 = os.getloadavg()
