@@ -84,6 +84,7 @@ import argparse
 import json
 import os
 import resource
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -415,9 +416,9 @@ def main() -> None:
             print(json.dumps({"rows": n, **result}), flush=True)
             print(summary_line(n, result), flush=True)
         if n in {int(r) for r in args.spark_rows}:
-            out = folder / f"spark-{n}.parquet"
+            out = folder / f"spark-{n}"  # the Spark engine writes a summaries dataset (a folder)
             if out.exists():
-                out.unlink()
+                shutil.rmtree(out)
             print(json.dumps({"rows": n, **measure("spark", raw, out)}), flush=True)
 
 

@@ -29,14 +29,16 @@ def register(sub: Any, data: argparse.ArgumentParser, names: list[str]) -> None:
     common.add_output_options(
         p,
         "SUMMARIES",
-        "the summaries to write (required): a .parquet file, or with --layout dataset a folder",
+        "the summaries to write (required): a .parquet file, or with --layout dataset a folder "
+        "(with --engine spark always a folder: local or a URL such as s3a://bucket/summaries/)",
     )
     p.add_argument(
         "--layout",
         choices=["file", "dataset"],
-        default="file",
-        help="file: one Parquet file (default); dataset: a folder of part files, every HAT in "
-        "one part, that release --all releases part by part (for 10^8 records and more)",
+        default=None,
+        help="file: one Parquet file (the default engine's default); dataset: a folder of part "
+        "files, every HAT in one part, that release --all releases part by part (for 10^8 "
+        "records and more; what --engine spark writes)",
     )
     p.add_argument(
         "--engine",
@@ -69,9 +71,16 @@ def run(args: argparse.Namespace) -> Any:
         )
     if args.data is None:
         raise HexplorerError("prepare needs a DATA file of raw records (CSV or Parquet).")
-    if args.layout == "dataset":
-        if args.engine == "spark":
-            raise HexplorerError("--layout dataset is written by --engine polars.")
+    spark = args.engine == "spark"
+    layout = args.layout or ("dataset" if spark else "file")
+    if spark and layout != "dataset":
+        raise HexplorerError(
+            "--engine spark writes a summaries dataset (a folder), never one file: "
+            "drop --layout file, or use --engine polars."
+        )
+    if spark:  # a folder, local or a URL (core.data.spark_dataset checks it)
+        target = Path(args.output)
+    elif layout == "dataset":
         target = _dataset_target(args.output, force=args.force)
     else:
         target = common.output_path(args.output, force=args.force, suffixes=(".parquet",))
@@ -114,7 +123,12 @@ def run(args: argparse.Namespace) -> Any:
         from core.data.spark import prepare_spark
 
         report = prepare_spark(
-            args.data if remote else source, target, columns, config, master=args.spark_master
+            args.data if remote else source,
+            args.output,
+            columns,
+            config,
+            master=args.spark_master,
+            overwrite=args.force,
         )
     else:
         from core.data.outofcore import prepare_summaries
@@ -126,15 +140,15 @@ def run(args: argparse.Namespace) -> Any:
             target,
             columns,
             config,
-            layout=args.layout,
+            layout=layout,
             batch_rows=batch,
             force=args.force,
         )
     if report.worth_noting:
         print(f"hexplorer: note: {' '.join(report.lines())}", file=sys.stderr)
     return {
-        "output": str(target),
-        "layout": args.layout,
+        "output": args.output if spark else str(target),
+        "layout": layout,
         "engine": args.engine,
         "rows_read": report.rows_read,
         "rejected": report.n_rejected,

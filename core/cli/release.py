@@ -47,6 +47,16 @@ def register(sub: Any, data: argparse.ArgumentParser, names: list[str]) -> None:
     )
     every.add_argument("--slot-filter", metavar="SLOT", help="with --all: the HATs of this slot")
     every.add_argument("--day", metavar="YYYY-MM-DD", help="with --all: the HATs of this day")
+    every.add_argument(
+        "--engine",
+        choices=["polars", "spark"],
+        default="polars",
+        help="with --all --seed: polars (this machine, default) or spark (every HAT released on "
+        "the executors, written there as a folder of parts)",
+    )
+    every.add_argument(
+        "--spark-master", default="local[*]", metavar="URL", help="for --engine spark [local[*]]"
+    )
     from core.cli import adaptive
 
     adaptive.add_options(p, target=True)  # one cell per area at the resolution that meets it
@@ -59,6 +69,10 @@ def run_all(args: argparse.Namespace) -> Any:
     from core.citywide.batch import HatBatch, release_all
     from core.citywide.gridset import select_grids
 
+    if args.engine == "spark":
+        from core.cli import release_spark
+
+        return release_spark.run_all(args)
     if args.output is None:
         raise HexplorerError("--all needs --output FILE (.csv or .parquet; .geojson published).")
     if args.m_ub is not None or args.hat is not None:
@@ -223,6 +237,8 @@ def release_dict(release, hat) -> dict[str, Any]:
 def run(args: argparse.Namespace) -> Any:
     from core import mechanisms
 
+    if args.engine == "spark" and not args.all:
+        raise HexplorerError("--engine spark releases every HAT: it needs --all.")
     if args.adaptive:
         from core.cli import adaptive
 

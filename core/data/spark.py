@@ -1,8 +1,8 @@
-"""The Apache Spark engine: the same preparation as a Spark job, writing the same summaries file.
+"""The Apache Spark engine: the same preparation as a Spark job, writing a summaries dataset.
 
 For data beyond one machine (a year of a city's fleet, read from object storage). The job runs
-SPEC section 1 exactly as :mod:`core.data.stream` does, so the summaries file is equal bit for
-bit to the default engine's on the same input:
+SPEC section 1 exactly as :mod:`core.data.stream` does, so the summaries dataset holds, bit for
+bit, the rows and the report of the default engine's summaries file on the same input:
 
 1. Spark reads the file (``spark.read.parquet`` / ``spark.read.csv``, CSV as text, so that
    numbers are parsed by the same polars code as on one machine).
@@ -14,8 +14,10 @@ bit to the default engine's on the same input:
    (:func:`core.data.aggregation.fixed_shifts`); a second ``mapInArrow`` turns each value into the
    same integers (:func:`core.data.aggregation.fixed_value`), and a Spark ``groupBy`` sums them per
    (cell, slot, user): integer sums are exact in any order, hence equal to the default engine's.
-4. The summaries (not the records) come to the driver as Arrow and are written with the default
-   engine's writer (:func:`core.data.stream.write_aggregate`).
+4. The executors label the sums with the default engine's code and write them as the parts of
+   a summaries dataset, one HAT per part, and the driver writes the sidecar last
+   (:mod:`core.data.spark_dataset`). Neither the records nor the summaries come to the driver:
+   only each batch's report row, the id-spelling counts and a few aggregates do.
 
 The data report is the default engine's too. Each batch's report row carries its counts, its
 first rejected rows, its time-zone offsets and, per kept record, a 64-bit row hash goes along
@@ -47,7 +49,7 @@ from typing import Any
 import polars as pl
 import pyarrow as pa
 
-from core.data.aggregation import fixed_shifts, fixed_value, from_fixed
+from core.data.aggregation import fixed_shifts, fixed_value
 from core.data.config import ColumnMap, PrepConfig
 from core.data.prepare import (
     DEFAULT_COLUMNS,
@@ -57,9 +59,21 @@ from core.data.prepare import (
     check_types,
     clean_records,
 )
+from core.data.spark_dataset import (
+    PART_RECORDS,
+    SIDECAR,
+    check_target,
+    is_url,
+    remove_sidecar,
+    sidecar_body,
+    spark_schema,
+    write_dataset,
+    write_sidecar,
+)
 from core.errors import HexplorerError
+from core.params import check_positive_int
 
-__all__ = ["check_spark", "prepare_spark", "session"]
+__all__ = ["check_spark", "job_error", "prepare_spark", "session"]
 
 _RECORD = pa.schema(
     [
@@ -120,8 +134,32 @@ def session(master: str = "local[*]") -> Any:
             .getOrCreate()
         )
     except Exception as exc:  # the JVM failed to start, a bad master URL, ...
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise HexplorerError(f"Could not start Spark (master {master!r}): {first}") from None
+        raise HexplorerError(
+            f"Could not start Spark (master {master!r}): {job_error(exc)}"
+        ) from None
+
+
+def job_error(exc: BaseException) -> str:
+    """The line of a Spark failure to show: a :class:`HexplorerError` raised by our code on an
+    executor (Spark wraps it in a Python worker's traceback), else the Java exception's message
+    under py4j's "An error occurred while calling ..." line, else the first line.
+
+    >>> job_error(RuntimeError("An error occurred while calling o1.parquet.\\n: "
+    ...     "org.apache.spark.sql.AnalysisException: [PATH_NOT_FOUND] Path does not exist: x."))
+    '[PATH_NOT_FOUND] Path does not exist: x.'
+    """
+    text = str(exc).strip()
+    lines = text.splitlines()
+    marker = "HexplorerError: "
+    for line in lines:
+        if marker in line:
+            return line.split(marker, 1)[1].strip()
+    if lines and lines[0].startswith("An error occurred while calling"):
+        for line in lines[1:]:
+            if line.startswith(": "):
+                head, _, message = line[2:].partition(": ")
+                return (message or head).strip()
+    return lines[0] if lines else type(exc).__name__
 
 
 def _driver_schema(source: str, chosen: str, columns: ColumnMap) -> dict[str, pl.DataType]:
@@ -175,20 +213,30 @@ def prepare_spark(
     *,
     master: str = "local[*]",
     spark: Any = None,
+    parts: int | None = None,
+    overwrite: bool = False,
 ) -> PrepReport:
-    """Prepare raw records into a summaries file with Apache Spark (see the module doc).
+    """Prepare raw records into a summaries dataset with Apache Spark (see the module doc).
 
     Parameters
     ----------
     source : path or URL
         Raw records, CSV/TSV or Parquet: a local file or folder, or on a cluster any URL Spark
         reads, e.g. ``s3a://bucket/records/`` (the format taken from the suffix, else Parquet).
-    target : path
-        The summaries file (written on the driver).
+    target : path or URL
+        The summaries dataset, a folder (not a ``.parquet`` name): a local path (on a cluster,
+        one every executor and the driver see, e.g. a mount) or a URL Spark writes, e.g.
+        ``s3a://bucket/summaries/`` (:mod:`core.data.spark_dataset`).
     master : str
         Spark master URL when no ``spark`` session is given.
     spark : SparkSession, optional
         A running session to use (tests share one).
+    parts : int, optional
+        Number of Parquet parts (default: one per 2·10⁶ kept records,
+        :data:`~core.data.spark_dataset.PART_RECORDS`).
+    overwrite : bool
+        Replace an existing summaries dataset at ``target`` (a folder that is not one is
+        never overwritten).
 
     Returns
     -------
@@ -197,10 +245,16 @@ def prepare_spark(
         only for a single file).
     """
     from core.data.io import _format_from
-    from core.data.stream import report_of, write_aggregate
 
     check_spark()
     src = str(source)
+    dest = str(target)
+    if dest.rstrip("/").lower().endswith(".parquet"):
+        raise HexplorerError(
+            f"{dest!r}: the Spark engine writes a summaries dataset, a folder of Parquet parts "
+            "written by the executors (a single file would bring every summary to the driver); "
+            "name a folder without .parquet, e.g. summaries/."
+        )
     local = "://" not in src
     one_file = local and Path(src).is_file()
     kinds: dict[str, pl.DataType] = {}
@@ -216,7 +270,16 @@ def prepare_spark(
         check_types(kinds, columns.as_tuple())
     else:
         chosen = _format_from(src.rstrip("/")) or "parquet"
+    if parts is not None:
+        parts = check_positive_int("parts", parts)
+    checks: dict[str, Any] = {
+        "overwrite": overwrite,
+        "marker": SIDECAR,
+        "what": "a summaries dataset",
+    }
+    mode = "" if is_url(dest) else check_target(None, dest, **checks)  # before Spark starts
     spark = spark if spark is not None else session(master)
+    mode = mode or check_target(spark, dest, **checks)
     from pyspark.sql import functions as F
     from pyspark.storagelevel import StorageLevel
 
@@ -229,8 +292,7 @@ def prepare_spark(
                 src, header=True, inferSchema=False, sep="\t" if chosen == "tsv" else ","
             )
     except Exception as exc:  # a missing path, an unreadable file
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise HexplorerError(f"Spark could not read {src!r}: {first}") from None
+        raise HexplorerError(f"Spark could not read {src!r}: {job_error(exc)}") from None
     missing = [c for c in wanted if c not in raw.columns]
     if missing:
         raise HexplorerError(f"Column '{missing[0]}' not found; the data has {raw.columns}.")
@@ -289,7 +351,7 @@ def prepare_spark(
             yield _spelling_rows(cleaned.spellings)
 
     try:
-        out = raw.select(*wanted).mapInArrow(clean, _spark_schema(_RECORD))
+        out = raw.select(*wanted).mapInArrow(clean, spark_schema(_RECORD))
         out = out.persist(StorageLevel.MEMORY_AND_DISK)
         reports = [json.loads(r[0]) for r in out.filter("kind = 1").select("report").collect()]
         reports.sort(key=lambda r: r["order"])
@@ -322,48 +384,23 @@ def prepare_spark(
 
         agg = (
             records.select("cell", "slot", "user", "value")
-            .mapInArrow(fixed, _spark_schema(_FIXED))
+            .mapInArrow(fixed, spark_schema(_FIXED))
             .groupBy("cell", "slot", "user")
             .agg(F.count(F.lit(1)).alias("m"), F.sum("s").alias("s"), F.sum("q").alias("q"))
         )
-        table = agg.toArrow()
+        n_parts = parts if parts is not None else max(1, -(-tally.records // PART_RECORDS))
+        remove_sidecar(spark, dest)
+        counts = write_dataset(agg, dest, shifts=shifts, config=config, parts=n_parts, mode=mode)
     except HexplorerError:
         raise
     except Exception as exc:  # Spark wraps reader and worker errors in its own exceptions
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise HexplorerError(f"The Spark job failed: {first}") from None
+        raise HexplorerError(f"The Spark job failed: {job_error(exc)}") from None
     finally:
         if "out" in locals():
             out.unpersist()
-    frame = pl.from_arrow(table)
-    assert isinstance(frame, pl.DataFrame)
-    frame = frame.with_columns(
-        pl.col("cell").cast(pl.UInt64), pl.col("m").cast(pl.Int64), pl.col("user").cast(pl.String)
-    )
-    result = from_fixed(frame, *shifts)
-    report = report_of(result, tally, tally.records - int(distinct))
-    write_aggregate(result, target, columns, config, report, "spark")
+    report = tally.report(duplicates=tally.records - int(distinct), **counts)
+    write_sidecar(spark, dest, sidecar_body(config, columns, report, "spark"))
     return report
-
-
-def _spark_schema(schema: pa.Schema) -> Any:
-    """The Spark StructType of an Arrow schema."""
-    from pyspark.sql.types import (
-        ByteType,
-        DoubleType,
-        LongType,
-        StringType,
-        StructField,
-        StructType,
-    )
-
-    types = {
-        pa.int8(): ByteType(),
-        pa.int64(): LongType(),
-        pa.float64(): DoubleType(),
-        pa.string(): StringType(),
-    }
-    return StructType([StructField(f.name, types[f.type], True) for f in schema])
 
 
 def _spelling_rows(pairs: pl.DataFrame) -> pa.RecordBatch:
