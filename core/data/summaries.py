@@ -249,11 +249,11 @@ def check_values(summaries: pd.DataFrame | pl.DataFrame, upper: float, target: s
                 if isinstance(summaries, pl.DataFrame)
                 else (summaries.iloc[i])
             )
+            who = f"user {str(row['user_id'])!r} in " if "user_id" in summaries.columns else ""
             raise HexplorerError(
                 f"'{target}' holds summaries no preparation gives: {count:,} "
                 f"row{'s' if count > 1 else ''} with {label} (e.g. {column} = {row[column]:g} "
-                f"for user {str(row['user_id'])!r} in {row['hat']}); prepare the raw records "
-                "again with `hexplorer prepare`."
+                f"for {who}{row['hat']}); prepare the raw records again with `hexplorer prepare`."
             )
 
 
@@ -298,6 +298,6 @@ def _typed_checked(frame: pl.DataFrame, path: Any, body: dict[str, Any]) -> pl.D
         raise HexplorerError(
             f"'{_name(path)}' has summary columns of the wrong type: {first}"
         ) from None
-    if {"hat", "user_id", "m", "s"} <= set(frame.columns):
+    if {"hat", "m", "s"} <= set(frame.columns):
         check_values(frame, body["config"].upper, _name(path))
     return frame
