@@ -206,8 +206,10 @@ class Cleaned:
     Attributes
     ----------
     records : polars.DataFrame
-        The kept records: ``cell`` (uint64 H3 id), ``slot`` (int64 slot key), ``user`` (str),
-        ``value`` (float64, clamped into [0, U]).
+        The kept records: ``cell`` (uint64 H3 id), ``slot`` (int64 slot key), ``user`` (the
+        canonical id, a polars Enum of the batch's ids in text order: its integer codes are what
+        :func:`core.data.aggregation.aggregate_fixed` groups; cast it to text when a text
+        column is needed), ``value`` (float64, clamped into [0, U]).
     rows_read : int
     labels : tuple of str
         The rejection reasons, in checking order (:func:`_reasons`).
@@ -365,7 +367,7 @@ def clean_records(
         {
             "cell": pl.Series("cell", cells, dtype=pl.UInt64),
             "slot": work.get_column("slot").cast(pl.Int64),
-            "user": canon.gather(kept_codes),
+            "user": _as_enum(canon, kept_codes),
             "value": pl.Series("value", value, dtype=pl.Float64),
         }
     )
@@ -444,6 +446,19 @@ def _row_hash(user_hash: pl.Expr) -> pl.Expr:
 
 
 _MIX = 0x9E3779B97F4A7C15  # an odd 64-bit multiplier: the order of the columns matters
+
+
+def _as_enum(canon: pl.Series, codes: pl.Series) -> pl.Series:
+    """The canonical ids ``canon[codes]`` as a polars Enum over their distinct values (sorted):
+    integer codes in text order, the text made only once per id.
+
+    >>> _as_enum(pl.Series(["b", "a", "b"]), pl.Series([0, 2, 1], dtype=pl.UInt32)).to_list()
+    ['b', 'b', 'a']
+    """
+    ids_sorted = canon.drop_nulls().unique().sort()
+    rank = ids_sorted.search_sorted(canon.fill_null(""), side="left").to_numpy()
+    ranks = rank.astype(np.uint32)[codes.to_numpy()]
+    return pl.Series("user", ranks, dtype=pl.UInt32).cat.to(pl.Enum(ids_sorted))
 
 
 def _present(codes: pl.Series, n: int) -> pl.Series:
