@@ -274,11 +274,20 @@ def label_frame(
     slot_names: pl.Series,
 ) -> pl.DataFrame:
     """Rows of ``agg`` (in their order) with text labels: the summary columns."""
-    cell = cell_names.gather(np.searchsorted(cell_ids, agg.get_column("cell").to_numpy()))
-    slot = slot_names.gather(np.searchsorted(slot_keys, agg.get_column("slot").to_numpy()))
+    # labels once per run of equal (cell, slot) (rows come sorted by HAT), then gathered
+    cells = agg.get_column("cell").to_numpy()
+    slots = agg.get_column("slot").to_numpy()
+    new = np.ones(cells.size, dtype=bool)
+    new[1:] = (cells[1:] != cells[:-1]) | (slots[1:] != slots[:-1])
+    starts = np.flatnonzero(new)
+    run = np.cumsum(new) - 1
+    cell_runs = cell_names.gather(np.searchsorted(cell_ids, cells[starts]))
+    slot_runs = slot_names.gather(np.searchsorted(slot_keys, slots[starts]))
+    hat = (cell_runs + "/" + slot_runs).gather(run)
+    cell, slot = cell_runs.gather(run), slot_runs.gather(run)
     return pl.DataFrame(
         {
-            "hat": cell + "/" + slot,
+            "hat": hat,
             "cell": cell,
             "slot": slot,
             "user_id": agg.get_column("user").cast(pl.String),
