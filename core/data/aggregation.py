@@ -128,35 +128,42 @@ def aggregate_fixed(
     return _grouped(records, sums)
 
 
-def combine_fixed(parts: list[pl.DataFrame]) -> pl.DataFrame:
+def combine_fixed(parts: list[pl.DataFrame], *, sort: bool = False) -> pl.DataFrame:
     """Partial :func:`aggregate_fixed` results summed per (cell, slot, user): the same integers
-    as aggregating their records at once (integer sums in any grouping)."""
-    if len(parts) == 1:
+    as aggregating their records at once (integer sums in any grouping); with ``sort``, sorted
+    by (cell, slot, user) on the packed key (the order of the summaries file)."""
+    if len(parts) == 1 and not sort:
         return parts[0]
     sums = [pl.col("m").sum(), pl.col("s").sum(), pl.col("q").sum()]
-    return _grouped(pl.concat(parts, rechunk=False), sums).collect()
+    return _grouped(pl.concat(parts, rechunk=False), sums, sort).collect()
 
 
 _KEYS = ["cell", "slot", "user"]
 
 
-def _grouped(records: pl.LazyFrame | pl.DataFrame, sums: list[pl.Expr]) -> pl.LazyFrame:
-    """``group_by(cell, slot, user).agg(sums)``, on one packed integer key when they fit."""
+def _grouped(
+    records: pl.LazyFrame | pl.DataFrame, sums: list[pl.Expr], sort: bool = False
+) -> pl.LazyFrame:
+    """``group_by(cell, slot, user).agg(sums)``, on one packed integer key when they fit;
+    ``sort``: rows sorted by (cell, slot, user) (the packed key's order: the user codes are
+    ranks in the ids' text order)."""
     frame = records.collect() if isinstance(records, pl.LazyFrame) else records
     packed = _packed(frame)
     if packed is None:  # the lazy engine's group-by is 2-3x faster than the eager one
         text = frame.with_columns(pl.col("user").cast(pl.String))
-        return text.lazy().group_by(_KEYS).agg(sums)
-    key, (base, ones, slot0, users), (cell_bits, user_bits) = packed
-    agg = frame.lazy().with_columns(key).group_by("_key").agg(sums).collect()
+        out = text.lazy().group_by(_KEYS).agg(sums)
+        return out.sort(_KEYS) if sort else out
+    key, (base, ones, slot0, users), (slot_bits, user_bits) = packed
+    query = frame.lazy().with_columns(key).group_by("_key").agg(sums)
+    agg = (query.sort("_key") if sort else query).collect()
     k = agg.get_column("_key").to_numpy()
     user_mask = np.uint64((1 << user_bits) - 1)
-    cell_mask = np.uint64((1 << cell_bits) - 1)
-    high = ((k >> np.uint64(user_bits)) & cell_mask) + np.uint64(base)
+    slot_mask = np.uint64((1 << slot_bits) - 1)
+    high = (k >> np.uint64(slot_bits + user_bits)) + np.uint64(base)
     keys = pl.DataFrame(
         {
             "cell": pl.Series((high << np.uint64(ones)) | np.uint64((1 << ones) - 1)),
-            "slot": pl.Series((k >> np.uint64(user_bits + cell_bits)).astype(np.int64) + slot0),
+            "slot": pl.Series(((k >> np.uint64(user_bits)) & slot_mask).astype(np.int64) + slot0),
             "user": users.gather(k & user_mask).cast(pl.String),
         }
     )
@@ -166,10 +173,11 @@ def _grouped(records: pl.LazyFrame | pl.DataFrame, sums: list[pl.Expr]) -> pl.La
 def _packed(
     frame: pl.DataFrame,
 ) -> tuple[pl.Series, tuple[int, int, int, pl.Series], tuple[int, int]] | None:
-    """(one UInt64 key per row: slot offset, cell code, user code from the high bits down;
-    what decodes it: the cells' smallest high part and their common trailing 1 bits, the
-    smallest slot, the users by code; the cell and user bit widths), or None when the three
-    do not fit 64 bits (or there are no rows)."""
+    """(one UInt64 key per row: cell code, slot offset, user code from the high bits down, so
+    the key's order is (cell, slot, user) with the ids in text order; what decodes it: the
+    cells' smallest high part and their common trailing 1 bits, the smallest slot, the users
+    by code; the slot and user bit widths), or None when the three do not fit 64 bits (or
+    there are no rows)."""
     if frame.height == 0:
         return None
     slot = frame.get_column("slot")
@@ -183,21 +191,22 @@ def _packed(
     cell_codes = high - np.uint64(base)
     cell_bits = max(1, int(high.max() - np.uint64(base)).bit_length())
     user = frame.get_column("user")
-    if isinstance(user.dtype, pl.Enum):
-        users, user_codes = pl.Series(user.dtype.categories), user.to_physical().to_numpy()
+    users = pl.Series(user.dtype.categories) if isinstance(user.dtype, pl.Enum) else None
+    if users is not None and users.is_sorted():
+        user_codes = user.to_physical().to_numpy()
     else:
-        users, codes = _dense(user)
+        users, codes = _dense(user.cast(pl.String))
         user_codes = codes.to_numpy()
     user_bits = max(1, int(users.len() - 1).bit_length())
     slot_bits = max(1, (slot1 - slot0).bit_length())
     if cell_bits + user_bits + slot_bits > 64:
         return None
     key = (
-        ((slot.to_numpy() - slot0).astype(np.uint64) << np.uint64(cell_bits + user_bits))
-        | (cell_codes << np.uint64(user_bits))
+        (cell_codes << np.uint64(slot_bits + user_bits))
+        | ((slot.to_numpy() - slot0).astype(np.uint64) << np.uint64(user_bits))
         | user_codes.astype(np.uint64)
     )
-    return pl.Series("_key", key), (base, ones, slot0, users), (cell_bits, user_bits)
+    return pl.Series("_key", key), (base, ones, slot0, users), (slot_bits, user_bits)
 
 
 def _trailing_ones(x: int) -> int:
@@ -210,8 +219,9 @@ def _trailing_ones(x: int) -> int:
 
 
 def _dense(column: pl.Series) -> tuple[pl.Series, pl.Series]:
-    """(distinct values, each row's index among them as UInt32): exact, by polars' hash maps."""
-    distinct = column.unique()
+    """(distinct values in their sorted order, each row's index among them as UInt32): exact,
+    by polars' hash maps."""
+    distinct = column.unique().sort()
     codes = column.replace_strict(
         distinct, pl.int_range(distinct.len(), eager=True, dtype=pl.UInt32)
     )

@@ -29,7 +29,14 @@ import numpy as np
 import polars as pl
 import pyarrow.parquet as pq
 
-from core.data.aggregation import aggregate_fixed, fixed_shifts, from_fixed, label_frame, labels_for
+from core.data.aggregation import (
+    aggregate_fixed,
+    combine_fixed,
+    fixed_shifts,
+    from_fixed,
+    label_frame,
+    labels_for,
+)
 from core.data.config import ColumnMap, PrepConfig
 from core.data.io import _resolve, column_names, missing_column_message
 from core.data.prepare import (
@@ -189,7 +196,7 @@ def _summarise(
         summed.append(index)
         part_rows += parts[-1].height
         if part_rows > 2 * compacted_rows + 4 * len(records):
-            parts = [_combine(parts)]
+            parts = [combine_fixed(parts)]
             part_rows = compacted_rows = parts[0].height
         clock.tick("aggregate")
     tally.check()
@@ -202,22 +209,9 @@ def _summarise(
                 parts.append(aggregate_fixed(cleaned.records.lazy(), *shifts).collect())
             offset += frame.height
         clock.tick("second pass")
-    agg = from_fixed(_combine(parts), *shifts)
+    agg = from_fixed(combine_fixed(parts, sort=True), *shifts)  # sorted by (cell, slot, user)
     clock.tick("combine")
     return agg, tally, hashes
-
-
-def _combine(parts: list[pl.DataFrame]) -> pl.DataFrame:
-    """Sum partial integer aggregates per (cell, slot, user)."""
-    if len(parts) == 1:
-        return parts[0]
-    return (
-        pl.concat(parts, rechunk=False)
-        .lazy()
-        .group_by(["cell", "slot", "user"])
-        .agg(pl.col("m").sum(), pl.col("s").sum(), pl.col("q").sum())
-        .collect()
-    )
 
 
 def sorted_aggregate(agg: pl.DataFrame) -> tuple[pl.DataFrame, dict[str, int]]:
@@ -253,6 +247,20 @@ def sorted_aggregate(agg: pl.DataFrame) -> tuple[pl.DataFrame, dict[str, int]]:
     counts["hats"] = int(np.unique(hat).size) if hat.size < 1024 else _distinct(hat)
     agg = agg.with_columns(pl.Series("_key", key)).sort("_key").drop("_key")
     return agg, counts
+
+
+def _sorted_counts(agg: pl.DataFrame) -> dict[str, int]:
+    """Users, HATs, cells and slots of ``agg`` sorted by (cell, slot, user), as
+    :func:`sorted_aggregate` counts them (HATs and cells by runs of the sorted keys)."""
+    cells = agg.get_column("cell").to_numpy()
+    slots = agg.get_column("slot").to_numpy()
+    new_cell = cells[1:] != cells[:-1]
+    return {
+        "users": int(agg.get_column("user").n_unique()),
+        "hats": int(agg.height > 0) + int(np.count_nonzero(new_cell | (slots[1:] != slots[:-1]))),
+        "cells": int(agg.height > 0) + int(np.count_nonzero(new_cell)),
+        "slots": int(agg.get_column("slot").n_unique()),
+    }
 
 
 def _distinct(values: np.ndarray) -> int:
@@ -329,7 +337,7 @@ def prepare_to_file(
     make = batches(source, columns, batch_rows)
     agg, tally, hashes = summarise_stream(make, columns, config, timings=timings)
     clock = _Clock(timings)
-    agg, counts = sorted_aggregate(agg)
+    counts = _sorted_counts(agg)  # summarise_stream sorted it (combine_fixed)
     clock.tick("sort")
     report = report_of(agg, tally, hashes.duplicates(), counts)
     clock.tick("repeated rows")
