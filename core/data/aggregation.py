@@ -35,6 +35,7 @@ __all__ = [
     "label_frame",
     "labelled",
     "labels_for",
+    "sorted_counts",
 ]
 
 _US_PER_S = 1_000_000
@@ -80,8 +81,8 @@ def aggregate(records: pl.DataFrame) -> pl.DataFrame:
     Returns
     -------
     polars.DataFrame
-        Columns cell, slot, user, m (int64), s (float64), q (float64), one row per group, in
-        any order. SPEC section 1, step 5: this is all the mathematics downstream needs, so any
+        Columns cell, slot, user, m (int64), s (float64), q (float64), one row per group,
+        sorted by (cell, slot, user) (the summaries' order). SPEC section 1, step 5: this is all the mathematics downstream needs, so any
         engine (DuckDB, Spark) producing the same frame can replace this function.
     """
     # Floating-point sums depend on the order of addition, and a parallel group-by adds in a
@@ -92,7 +93,13 @@ def aggregate(records: pl.DataFrame) -> pl.DataFrame:
     # engine, in any number of pieces, give the same result bit for bit.
     vmax = float(cast(float, records.get_column("value").max()) or 0.0)
     shift_s, shift_q = fixed_shifts(vmax)
-    agg = aggregate_fixed(records.lazy(), shift_s, shift_q).collect()
+    value = pl.col("value")
+    sums = [
+        pl.len().cast(pl.Int64).alias("m"),
+        fixed_value(value, shift_s).sum().alias("s"),
+        fixed_value(value * value, shift_q).sum().alias("q"),
+    ]
+    agg = _grouped(records, sums, sort=True).collect()
     return from_fixed(agg, shift_s, shift_q)
 
 
@@ -250,14 +257,37 @@ def _exponent(x: float) -> int:
     return math.frexp(x)[1] if x > 0 else 0
 
 
-def labelled(agg: pl.DataFrame, config: PrepConfig) -> pd.DataFrame:
-    """Integer keys -> H3 strings, slot labels, "CELL/SLOT"; sorted by hat then user_id.
+def sorted_counts(agg: pl.DataFrame) -> dict[str, int]:
+    """Users, HATs, cells and slots of aggregated rows sorted by (cell, slot, user) (HATs and
+    cells by runs of the sorted keys).
+
+    >>> agg = pl.DataFrame({"cell": [1, 1, 2], "slot": [0, 5, 0], "user": ["a", "a", "b"]})
+    >>> sorted_counts(agg)
+    {'users': 2, 'hats': 3, 'cells': 2, 'slots': 2}
+    """
+    cells = agg.get_column("cell").to_numpy()
+    slots = agg.get_column("slot").to_numpy()
+    new_cell = cells[1:] != cells[:-1]
+    return {
+        "users": int(agg.get_column("user").n_unique()),
+        "hats": int(agg.height > 0) + int(np.count_nonzero(new_cell | (slots[1:] != slots[:-1]))),
+        "cells": int(agg.height > 0) + int(np.count_nonzero(new_cell)),
+        "slots": int(agg.get_column("slot").n_unique()),
+    }
+
+
+def labelled(agg: pl.DataFrame, config: PrepConfig, *, presorted: bool = False) -> pd.DataFrame:
+    """Integer keys -> H3 strings, slot labels, "CELL/SLOT"; sorted by hat then user_id
+    (``presorted``: ``agg`` is sorted by (cell, slot, user) already, as :func:`aggregate`
+    gives it).
 
     Sorting happens on the integer keys: H3 strings of one resolution all have 15 lowercase hex
     digits, so their text order is the numeric order of the ids, and slot labels are fixed-width
     (chronological) or "hNN"; the order is therefore the text order of "CELL/SLOT", then user_id.
     """
-    return label_frame(agg.sort(["cell", "slot", "user"]), *labels_for(agg, config)).to_pandas()
+    if not presorted:
+        agg = agg.sort(["cell", "slot", "user"])
+    return label_frame(agg, *labels_for(agg, config)).to_pandas()
 
 
 def labels_for(

@@ -36,6 +36,7 @@ from core.data.aggregation import (
     from_fixed,
     label_frame,
     labels_for,
+    sorted_counts,
 )
 from core.data.config import ColumnMap, PrepConfig
 from core.data.io import _resolve, column_names, missing_column_message
@@ -249,20 +250,6 @@ def sorted_aggregate(agg: pl.DataFrame) -> tuple[pl.DataFrame, dict[str, int]]:
     return agg, counts
 
 
-def _sorted_counts(agg: pl.DataFrame) -> dict[str, int]:
-    """Users, HATs, cells and slots of ``agg`` sorted by (cell, slot, user), as
-    :func:`sorted_aggregate` counts them (HATs and cells by runs of the sorted keys)."""
-    cells = agg.get_column("cell").to_numpy()
-    slots = agg.get_column("slot").to_numpy()
-    new_cell = cells[1:] != cells[:-1]
-    return {
-        "users": int(agg.get_column("user").n_unique()),
-        "hats": int(agg.height > 0) + int(np.count_nonzero(new_cell | (slots[1:] != slots[:-1]))),
-        "cells": int(agg.height > 0) + int(np.count_nonzero(new_cell)),
-        "slots": int(agg.get_column("slot").n_unique()),
-    }
-
-
 def _distinct(values: np.ndarray) -> int:
     return int(pl.Series(values).n_unique())
 
@@ -337,7 +324,7 @@ def prepare_to_file(
     make = batches(source, columns, batch_rows)
     agg, tally, hashes = summarise_stream(make, columns, config, timings=timings)
     clock = _Clock(timings)
-    counts = _sorted_counts(agg)  # summarise_stream sorted it (combine_fixed)
+    counts = sorted_counts(agg)  # summarise_stream sorted it (combine_fixed)
     clock.tick("sort")
     report = report_of(agg, tally, hashes.duplicates(), counts)
     clock.tick("repeated rows")
