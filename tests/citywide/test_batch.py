@@ -255,7 +255,7 @@ def test_a_batch_without_user_ids_is_the_same_batch_and_release():
             release_all(name, bare, 0.7, seed=3), release_all(name, whole, 0.7, seed=3)
         )
     with pytest.raises(HexplorerError, match="without their user_id column"):
-        bare.user_ids
+        _ = bare.user_ids
     shuffled = summaries[["hat", "m", "s"]].sample(frac=1.0, random_state=1)
     with pytest.raises(HexplorerError, match="must be sorted by hat"):
         HatBatch.from_summaries(shuffled)
