@@ -118,13 +118,15 @@ def fixed_value(value: pl.Expr, shift: int) -> pl.Expr:
 
 
 def aggregate_fixed(
-    records: pl.LazyFrame | pl.DataFrame, shift_s: int, shift_q: int
+    records: pl.LazyFrame | pl.DataFrame, shift_s: int, shift_q: int, *, text_ids: bool = True
 ) -> pl.LazyFrame:
     """Per (cell, slot, user): m, and the fixed-point integer sums s, q (see :func:`aggregate`).
 
     Columns cell, slot, user, m, s, q, one row per group, in any order. The three keys are
     packed into one 64-bit integer first (:func:`_packed`): polars groups one integer column
-    several times faster than three columns with text among them.
+    several times faster than three columns with text among them. ``text_ids=False`` leaves
+    the users as a polars Enum of their sorted ids (what :func:`combine_fixed` merges without
+    touching the text).
     """
     value = pl.col("value")
     sums = [
@@ -132,24 +134,51 @@ def aggregate_fixed(
         fixed_value(value, shift_s).sum().alias("s"),
         fixed_value(value * value, shift_q).sum().alias("q"),
     ]
-    return _grouped(records, sums)
+    return _grouped(records, sums, text_ids=text_ids)
 
 
-def combine_fixed(parts: list[pl.DataFrame], *, sort: bool = False) -> pl.DataFrame:
+def combine_fixed(
+    parts: list[pl.DataFrame], *, sort: bool = False, text_ids: bool = True
+) -> pl.DataFrame:
     """Partial :func:`aggregate_fixed` results summed per (cell, slot, user): the same integers
     as aggregating their records at once (integer sums in any grouping); with ``sort``, sorted
-    by (cell, slot, user) on the packed key (the order of the summaries file)."""
+    by (cell, slot, user) on the packed key (the order of the summaries file). Parts whose
+    users are Enums (``text_ids=False``) are merged on their codes, through the union of
+    their ids."""
     if len(parts) == 1 and not sort:
         return parts[0]
     sums = [pl.col("m").sum(), pl.col("s").sum(), pl.col("q").sum()]
-    return _grouped(pl.concat(parts, rechunk=False), sums, sort).collect()
+    return _grouped(_one_enum(parts), sums, sort, text_ids=text_ids).collect()
+
+
+def _one_enum(parts: list[pl.DataFrame]) -> pl.DataFrame:
+    """``parts`` concatenated; users that are Enums of different ids recoded to one Enum of
+    the union of their ids (sorted), by small lookup tables (no text per row)."""
+    dtypes = [part.schema["user"] for part in parts]
+    if not all(isinstance(d, pl.Enum) for d in dtypes) or len({str(d) for d in dtypes}) == 1:
+        if any(isinstance(d, pl.Enum) for d in dtypes) and len({str(d) for d in dtypes}) > 1:
+            parts = [p.with_columns(pl.col("user").cast(pl.String)) for p in parts]
+        return pl.concat(parts, rechunk=False)
+    ids = [pl.Series(cast(pl.Enum, d).categories) for d in dtypes]
+    union = pl.concat(ids).unique().sort()
+    codes = [
+        union.search_sorted(i).to_numpy().astype(np.uint32)[p.get_column("user").to_physical()]
+        for i, p in zip(ids, parts, strict=True)
+    ]
+    user = pl.Series("user", np.concatenate(codes), dtype=pl.UInt32).cat.to(pl.Enum(union))
+    whole = pl.concat([p.drop("user") for p in parts], rechunk=True)
+    return whole.insert_column(2, user)
 
 
 _KEYS = ["cell", "slot", "user"]
 
 
 def _grouped(
-    records: pl.LazyFrame | pl.DataFrame, sums: list[pl.Expr], sort: bool = False
+    records: pl.LazyFrame | pl.DataFrame,
+    sums: list[pl.Expr],
+    sort: bool = False,
+    *,
+    text_ids: bool = True,
 ) -> pl.LazyFrame:
     """``group_by(cell, slot, user).agg(sums)``, on one packed integer key when they fit;
     ``sort``: rows sorted by (cell, slot, user) (the packed key's order: the user codes are
@@ -171,10 +200,18 @@ def _grouped(
         {
             "cell": pl.Series((high << np.uint64(ones)) | np.uint64((1 << ones) - 1)),
             "slot": pl.Series(((k >> np.uint64(user_bits)) & slot_mask).astype(np.int64) + slot0),
-            "user": users.gather(k & user_mask).cast(pl.String),
+            "user": _user_column(users, k & user_mask, text_ids),
         }
     )
     return pl.concat([keys, agg.drop("_key")], how="horizontal").lazy()
+
+
+def _user_column(users: pl.Series, codes: np.ndarray, text_ids: bool) -> pl.Series:
+    """The users of ``codes`` (indices into the sorted ``users``): text, or an Enum of
+    ``users``."""
+    if text_ids:
+        return users.gather(codes).cast(pl.String)
+    return pl.Series(codes.astype(np.uint32), dtype=pl.UInt32).cat.to(pl.Enum(users))
 
 
 def _packed(

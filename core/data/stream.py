@@ -148,8 +148,9 @@ def summarise_stream(
 ) -> tuple[pl.DataFrame, Tally, RowHashes]:
     """Aggregate batches into per (cell, slot, user) m, s, q (float64), exactly as in memory.
 
-    Returns the aggregated frame (integer keys, any order), the tally of the report and the
-    row hashes of the kept records (for the count of repeated rows, global over batches).
+    Returns the aggregated frame (integer keys, the users a polars Enum of their ids, sorted
+    by cell, slot and user), the tally of the report and the row hashes of the kept records
+    (for the count of repeated rows, global over batches).
     """
     try:
         return _summarise(make_batches, columns, config, timings)
@@ -193,11 +194,11 @@ def _summarise(
             parts, summed, part_rows, compacted_rows = [], [], 0, 0
         shifts = batch_shifts
         vmax = max(vmax, batch_max)
-        parts.append(aggregate_fixed(records.lazy(), *shifts).collect())
+        parts.append(aggregate_fixed(records.lazy(), *shifts, text_ids=False).collect())
         summed.append(index)
         part_rows += parts[-1].height
         if part_rows > 2 * compacted_rows + 4 * len(records):
-            parts = [combine_fixed(parts)]
+            parts = [combine_fixed(parts, text_ids=False)]
             part_rows = compacted_rows = parts[0].height
         clock.tick("aggregate")
     tally.check()
@@ -207,10 +208,13 @@ def _summarise(
         for index, frame in enumerate(make_batches()):
             if index in redo:
                 cleaned = clean_records(frame, columns, config, row_offset=offset)
-                parts.append(aggregate_fixed(cleaned.records.lazy(), *shifts).collect())
+                parts.append(
+                    aggregate_fixed(cleaned.records.lazy(), *shifts, text_ids=False).collect()
+                )
             offset += frame.height
         clock.tick("second pass")
-    agg = from_fixed(combine_fixed(parts, sort=True), *shifts)  # sorted by (cell, slot, user)
+    # sorted by (cell, slot, user); the users stay an Enum (label_frame writes their text)
+    agg = from_fixed(combine_fixed(parts, sort=True, text_ids=False), *shifts)
     clock.tick("combine")
     return agg, tally, hashes
 

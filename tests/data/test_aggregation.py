@@ -74,3 +74,25 @@ def test_combine_fixed_sums_parts_and_sorts_as_the_file(wide):
     assert combine_fixed(parts).sort(KEYS).equals(_reference(records))
     assert combine_fixed(parts, sort=True).equals(_reference(records))  # order included
     assert combine_fixed(parts[:1], sort=True).equals(parts[0].sort(KEYS))
+
+
+def test_enum_parts_of_different_ids_combine_on_their_codes():
+    """Batches whose users are Enums of different ids (each batch its own) merge through the
+    union of the ids, without text per row: the same sums and order as the text path."""
+    records = _records(6_000, 3, False)
+    parts = []
+    for i in range(0, 6_000, 2_000):
+        piece = records.slice(i, 2_000).filter(pl.col("user") != ["b", "a", "Z"][i // 2_000])
+        ids = piece.get_column("user").unique().sort()
+        piece = piece.with_columns(pl.col("user").cast(pl.Enum(ids)))
+        parts.append(aggregate_fixed(piece.lazy(), 33, 27, text_ids=False).collect())
+    assert len({str(p.schema["user"]) for p in parts}) == 3  # three different Enums
+    out = combine_fixed(parts, sort=True, text_ids=False)
+    assert isinstance(out.schema["user"], pl.Enum)
+    kept = pl.concat(
+        [
+            records.slice(i, 2_000).filter(pl.col("user") != ["b", "a", "Z"][i // 2_000])
+            for i in range(0, 6_000, 2_000)
+        ]
+    )
+    assert out.with_columns(pl.col("user").cast(pl.String)).equals(_reference(kept))
