@@ -2,7 +2,7 @@
 
 Targets (issue 2, 2-core machine): <= 8 s from Parquet, <= 20 s from CSV. Run by hand:
 
-    python bench/bench_prepare.py [--rows 10000000] [--repeat 1]
+    python bench/bench_prepare.py [--rows 10000000] [--repeat 1] [--shape buses|fleet]
 
 The synthetic file is generated once into a temporary directory (not committed): buses-like
 vehicles moving in a 30 km box around Surat over three days, 2,000 users (tens of records per
@@ -21,6 +21,9 @@ bench's pairs and 55% of the demo's are distinct, and the de-duplication itself 
 from __future__ import annotations
 
 import argparse
+import os
+import resource
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -77,20 +80,39 @@ def make_records(n: int, seed: int = 0, n_users: int = 2_000) -> pl.DataFrame:
     )
 
 
+def _cpu() -> float:
+    """CPU seconds of this process and its threads so far."""
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=10_000_000)
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--data-dir", help="keep the generated files here and reuse them")
+    parser.add_argument(
+        "--shape",
+        choices=["buses", "fleet"],
+        default="buses",
+        help="buses: tens of records per (HAT, user) (default); fleet: bench/fleet.py's city "
+        "fleet of issue 29, many users per HAT and few records per pair",
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(args.data_dir or tmp)
         folder.mkdir(parents=True, exist_ok=True)
         t0 = time.perf_counter()
-        parquet = folder / f"records-{args.rows}.parquet"
-        csv = folder / f"records-{args.rows}.csv"
+        parquet = folder / f"{args.shape}-{args.rows}.parquet"
+        csv = folder / f"{args.shape}-{args.rows}.csv"
         if not (parquet.exists() and csv.exists()):
-            frame = make_records(args.rows)
+            if args.shape == "fleet":
+                sys.path.insert(0, str(Path(__file__).resolve().parent))
+                from fleet import make_fleet
+
+                frame = make_fleet(args.rows)
+            else:
+                frame = make_records(args.rows)
             frame.write_parquet(parquet)
             frame.write_csv(csv, datetime_format="%Y-%m-%d %H:%M:%S")
             del frame
@@ -99,16 +121,17 @@ def main() -> None:
             f"(parquet {parquet.stat().st_size / 1e6:.0f} MB, "
             f"csv {csv.stat().st_size / 1e6:.0f} MB)"
         )
-        config = PrepConfig()
+        config = PrepConfig(resolution=8) if args.shape == "fleet" else PrepConfig()
         for label, path, target in (("parquet", parquet, 8.0), ("csv", csv, 20.0)):
             for _ in range(args.repeat):
                 phases: dict[str, float] = {}
-                t = time.perf_counter()
+                t, cpu = time.perf_counter(), _cpu()
                 prepared = prepare_file(path, config=config, timings=phases)
-                elapsed = time.perf_counter() - t
+                elapsed, cpu = time.perf_counter() - t, _cpu() - cpu
                 r = prepared.report
                 print(
-                    f"prepare_file({label}): {elapsed:.2f} s (target <= {target:g} s) -> "
+                    f"prepare_file({label}, {args.shape}): {elapsed:.2f} s wall, {cpu:.2f} s CPU "
+                    f"(target <= {target:g} s; load {os.getloadavg()[0]:.1f}) -> "
                     f"{r.records:,} records, {len(prepared.summaries):,} (HAT, user) rows, "
                     f"{r.hats:,} HATs, {r.zeros_dropped:,} zeros dropped, {r.clamped:,} clamped"
                 )

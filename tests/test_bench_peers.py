@@ -42,4 +42,9 @@ def test_bench_peers_runs_every_tool_on_the_same_records(tmp_path, capsys):
         assert by_tool["opendp"].get("hats") == by_tool["ours"]["hats"], by_tool["opendp"]
     r = by_tool["pipelinedp"]
     assert ("hats" in r and r["hats"] == by_tool["ours"]["hats"]) or "pipeline_dp" in r["error"]
+    if "hats" in r:  # its own cells from the raw file give the same (HAT, user) pairs as ours
+        assert r["pairs"] == by_tool["ours"]["pairs"]
+    # every tool starts from the one raw file (no precomputed HATs), ours as two CLI processes
+    assert [p.name for p in tmp_path.glob("*.parquet")] == ["fleet_3000.parquet"]
+    assert by_tool["ours"]["prepare"]["cpu_s"] > 0 and by_tool["ours"]["release"]["cpu_s"] > 0
     assert "| 3e+03 | ours |" in capsys.readouterr().out

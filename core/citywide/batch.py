@@ -114,8 +114,8 @@ class HatBatch:
         m_ℓ, descending inside each segment (ties by user id, as :class:`HatData`).
     sums : float64 (n,)
         s_ℓ in the same order.
-    users : polars.Series of str (n,)
-        The user ids, in the order of the summaries given; ``users[user_rows]`` (all of
+    users : polars.Series of str (n,) or None
+        The user ids (None when built without them), in the order of the summaries given; ``users[user_rows]`` (all of
         ``users`` when ``user_rows`` is None) are the rows' ids, :attr:`user_ids` them as a
         numpy array, made when first asked for (the vectorised releases never need them).
     user_rows : int64 (n,) or None
@@ -127,7 +127,7 @@ class HatBatch:
     offsets: np.ndarray
     counts: np.ndarray
     sums: np.ndarray
-    users: pl.Series
+    users: pl.Series | None
     user_rows: np.ndarray | None
     upper: float
 
@@ -140,48 +140,58 @@ class HatBatch:
 
         Summaries as a summaries file holds them (sorted by hat, then user_id) need only a
         stable sort by count inside each HAT, on integers; other orders are sorted by (hat,
-        count descending, user_id) on the text.
+        count descending, user_id) on the text. Without a ``user_id`` column the rows must be
+        in that file order already (checked by HAT; the ids inside a HAT are taken on trust):
+        enough for the vectorised releases, which never read the ids (:attr:`user_ids` then
+        refuses in one line).
         """
         upper = check_upper(upper)
-        missing = [c for c in ("hat", "user_id", "m", "s") if c not in summaries.columns]
+        missing = [c for c in ("hat", "m", "s") if c not in summaries.columns]
         if missing:
             raise HexplorerError(
                 f"Summaries need the columns hat, user_id, m, s; missing: {missing}."
             )
         if len(summaries) == 0:
             raise HexplorerError("There are no HATs to release: the summaries are empty.")
+        has_users = "user_id" in summaries.columns
+        wanted = ["hat", "user_id", "m", "s"] if has_users else ["hat", "m", "s"]
         if isinstance(summaries, pl.DataFrame):
-            frame = summaries.select("hat", "user_id", "m", "s")
+            frame = summaries.select(wanted)
         else:
-            frame = pl.from_pandas(summaries[["hat", "user_id", "m", "s"]])
-        frame = frame.with_columns(
-            pl.col("hat").rle_id().alias("_seg"),
-            (pl.col("user_id") > pl.col("user_id").shift(1)).fill_null(True).alias("_up"),
-        )
+            frame = pl.from_pandas(summaries[wanted])
         counts = frame.get_column("m").cast(pl.Int64).to_numpy()
         if counts.min() < 1:
             raise HexplorerError("Every count m must be >= 1.")
-        seg = frame.get_column("_seg").cast(pl.Int64).to_numpy()
-        n = seg.size
-        starts = np.flatnonzero(np.concatenate(([True], seg[1:] != seg[:-1])))
-        hats = frame.get_column("hat").gather(starts)
+        n = counts.size
+        hat_col = frame.get_column("hat")
+        same = _same_as_previous(hat_col)  # row i's HAT is row i - 1's
+        starts = np.flatnonzero(~same)
+        hats = hat_col.gather(starts)
+        in_order = bool((hats.slice(1) > hats.slice(0, hats.len() - 1)).all())
+        if in_order and has_users:  # ids ascending inside every HAT
+            user_col = frame.get_column("user_id")
+            up = np.concatenate(([True], (user_col.slice(1) > user_col.slice(0, n - 1)).to_numpy()))
+            in_order = bool(up[same].all())
         rows: np.ndarray | None = None
-        in_order = bool((hats.slice(1) > hats.slice(0, hats.len() - 1)).all()) and bool(
-            frame.get_column("_up").gather(np.flatnonzero(seg[1:] == seg[:-1]) + 1).all()
-        )
+        users: pl.Series | None = None
         if in_order:  # sorted by (hat, user_id): a stable sort by count inside each HAT
             top = int(counts.max()) + 1
+            seg = np.repeat(np.arange(starts.size, dtype=np.int64), np.diff(np.append(starts, n)))
             rows = np.argsort(seg * top + (top - 1 - counts), kind="stable")
             sums = frame.get_column("s").cast(pl.Float64).to_numpy()[rows]
             counts = counts[rows]
-            users = frame.get_column("user_id").cast(pl.String)
+            if has_users:
+                users = frame.get_column("user_id").cast(pl.String)
+        elif not has_users:
+            raise HexplorerError(
+                "Summaries without user_id must be sorted by hat (then user id, as a summaries "
+                "file is); give the user_id column to release them in another order."
+            )
         else:
             frame = frame.sort(["hat", "m", "user_id"], descending=[False, True, False])
             counts = frame.get_column("m").cast(pl.Int64).to_numpy()
             hat_col = frame.get_column("hat")
-            starts = np.flatnonzero(
-                np.concatenate(([True], (hat_col.slice(1) != hat_col.slice(0, n - 1)).to_numpy()))
-            )
+            starts = np.flatnonzero(~_same_as_previous(hat_col))
             hats = hat_col.gather(starts)
             sums = frame.get_column("s").cast(pl.Float64).to_numpy()
             users = frame.get_column("user_id").cast(pl.String)
@@ -198,6 +208,11 @@ class HatBatch:
     @cached_property
     def user_ids(self) -> np.ndarray:
         """The user ids of the rows as a numpy array of str (made once, when first asked for)."""
+        if self.users is None:
+            raise HexplorerError(
+                "These summaries were read without their user_id column: this release needs "
+                "the user ids."
+            )
         users = self.users if self.user_rows is None else self.users.gather(self.user_rows)
         return users.to_numpy().astype(str)
 
@@ -249,6 +264,17 @@ class HatBatch:
         if grouping == "wraparound":
             return wraparound_means(self, m_ub)
         return bestfit_means(self, m_ub)
+
+
+def _same_as_previous(labels: pl.Series) -> np.ndarray:
+    """Whether each row's label equals the previous row's (False for the first row).
+
+    >>> _same_as_previous(pl.Series(["a", "a", "b"])).tolist()
+    [False, True, False]
+    """
+    n = labels.len()
+    same = (labels.slice(1) == labels.slice(0, n - 1)).to_numpy() if n > 1 else np.zeros(0, bool)
+    return np.concatenate(([False], same))
 
 
 # ---------------------------------------------------------------------------------------------

@@ -96,8 +96,11 @@ def run_all(args: argparse.Namespace) -> Any:
     if args.seed is not None and _whole_file(args):
         from core.citywide.batch import release_batches
         from core.data.summaries import is_dataset, summary_pieces
+        from core.mechanisms import MECHANISMS
 
-        pieces = summary_pieces(args.data, ["hat", "user_id", "m", "s"])
+        # the vectorised releases never read the user ids (rows in file order suffice)
+        ids = [] if MECHANISMS[args.mechanism].release_all is not None else ["user_id"]
+        pieces = summary_pieces(args.data, ["hat", *ids, "m", "s"])
         table = release_batches(
             args.mechanism,
             pieces,

@@ -27,6 +27,9 @@ _OFFSET_RE = r"(?:[Zz]|\s*(?:UTC|GMT)?[+-]\d{2}:?\d{2})$"
 
 __all__ = ["Cleaned", "check_types", "clean_records", "zone_note"]
 
+#: Seeds of the per-column hashes that make a row's hash (user, lat, lon, time, value).
+_SEEDS = (0, 1, 2, 3, 4)
+
 
 class _Clock:
     """Seconds per phase into a dict, when one is given (``bench/bench_prepare.py``)."""
@@ -203,8 +206,10 @@ class Cleaned:
     Attributes
     ----------
     records : polars.DataFrame
-        The kept records: ``cell`` (uint64 H3 id), ``slot`` (int64 slot key), ``user`` (str),
-        ``value`` (float64, clamped into [0, U]).
+        The kept records: ``cell`` (uint64 H3 id), ``slot`` (int64 slot key), ``user`` (the
+        canonical id, a polars Enum of the batch's ids in text order: its integer codes are what
+        :func:`core.data.aggregation.aggregate_fixed` groups; cast it to text when a text
+        column is needed), ``value`` (float64, clamped into [0, U]).
     rows_read : int
     labels : tuple of str
         The rejection reasons, in checking order (:func:`_reasons`).
@@ -215,9 +220,9 @@ class Cleaned:
     zeros_dropped, clamped_low, clamped_high : int
     row_hashes : uint64 array
         One 64-bit hash per kept record of (user, lat, lon, time, value) before clamping: rows
-        with equal hashes repeat each other (:attr:`PrepReport.duplicates`). The hash is
-        polars' ``struct.hash()`` with its fixed default seed, so the same row gives the same
-        hash in any batch and any process of one polars version.
+        with equal hashes repeat each other (:attr:`PrepReport.duplicates`). The hash combines
+        polars' hashes of the five fields with fixed seeds (:func:`_row_hash`), so the same row
+        gives the same hash in any batch and any process of one polars version.
     any_offset, zones :
         What :func:`zone_note` needs from this batch (:func:`_zones`).
     spellings : polars.DataFrame
@@ -268,9 +273,13 @@ def clean_records(
     check_types(frame.schema, columns.as_tuple())
     labels = _reasons(columns, frame.schema[tcol])
     schema = frame.schema
-    canon = ids.canonical(frame.get_column(ucol), casefold=config.ids == "casefold")
-    user = pl.lit(canon)  # " a" and "a " are one user, 7.0 and 7 too (core.data.ids)
-    user_missing = user.is_null() | user.str.contains(r"^\s*$")
+    # the ids are canonicalised once per distinct raw id (core.data.ids: a function of the raw
+    # value, so the rows get what the whole column would), then reach the rows by code
+    distinct, user_codes = _distinct_codes(frame.get_column(ucol))
+    canon = ids.canonical(distinct, casefold=config.ids == "casefold")  # " a" and "a" are one
+    user_missing = pl.lit(
+        (canon.is_null() | canon.str.contains(r"^\s*$")).gather(user_codes), dtype=pl.Boolean
+    )
     lat, lat_missing = _number(latcol, schema[latcol])
     lon, lon_missing = _number(loncol, schema[loncol])
     t_us, t_missing = _time_us(frame, tcol)
@@ -294,13 +303,11 @@ def clean_records(
         code = pl.when(checks[i]).then(pl.lit(i + 1, dtype=pl.Int8)).otherwise(code)
 
     work = frame.select(
-        user.alias("user"),
         lat.alias("lat"),
         lon.alias("lon"),
         t_us.alias("t_us"),
         val.alias("value"),
         code.alias("_reason"),
-        pl.col(ucol).alias("_raw_user"),
     )
     clock.tick("parse and check")
     codes = work.get_column("_reason").to_numpy()
@@ -332,14 +339,13 @@ def clean_records(
         slot_key = ((t // _US_PER_H) % 24 + 24) % 24
     else:
         slot_key = t // (cast(int, config.slot_seconds) * _US_PER_S)
+    kept_codes = user_codes.filter(pl.Series(keep))
     work = work.filter(pl.Series(keep)).select(
-        "user",
         "lat",
         "lon",
         slot_key.alias("slot"),
         "value",
-        pl.struct("user", "lat", "lon", "t_us", "value").hash().alias("_hash"),
-        "_raw_user",
+        _row_hash(pl.lit(canon.hash(seed=_SEEDS[0]).gather(kept_codes))).alias("_hash"),
     )
 
     clock.tick("reject and drop zeros")
@@ -361,7 +367,7 @@ def clean_records(
         {
             "cell": pl.Series("cell", cells, dtype=pl.UInt64),
             "slot": work.get_column("slot").cast(pl.Int64),
-            "user": work.get_column("user"),
+            "user": _as_enum(canon, kept_codes),
             "value": pl.Series("value", value, dtype=pl.Float64),
         }
     )
@@ -378,5 +384,83 @@ def clean_records(
         row_hashes=work.get_column("_hash").to_numpy(),
         any_offset=any_offset,
         zones=zones,
-        spellings=ids.spellings(work.get_column("_raw_user"), casefold=config.ids == "casefold"),
+        spellings=ids.spellings(
+            distinct.filter(_present(kept_codes, distinct.len())),
+            casefold=config.ids == "casefold",
+        ),
     )
+
+
+def _distinct_codes(raw: pl.Series) -> tuple[pl.Series, pl.Series]:
+    """(the distinct values of ``raw``, nulls included, and each row's index among them as
+    UInt32), so what depends only on the value is computed once per distinct value.
+
+    Found through 64-bit hashes (a fraction of a text group-by), then checked: if two distinct
+    values ever shared a hash, an exact join gives the codes instead.
+
+    >>> d, c = _distinct_codes(pl.Series(["b", None, "a", "b"]))
+    >>> d.gather(c).to_list()
+    ['b', None, 'a', 'b']
+    """
+    hashes = raw.hash()
+    first = hashes.arg_unique()
+    distinct = raw.gather(first)
+    codes = hashes.replace_strict(
+        hashes.gather(first), pl.int_range(first.len(), eager=True, dtype=pl.UInt32)
+    )
+    if bool(distinct.gather(codes).eq_missing(raw).all()):
+        return distinct, codes
+    return _exact_codes(raw)  # pragma: no cover - a 64-bit hash collision between two ids
+
+
+def _exact_codes(raw: pl.Series) -> tuple[pl.Series, pl.Series]:
+    """:func:`_distinct_codes` by an exact join (the way out of a hash collision).
+
+    >>> d, c = _exact_codes(pl.Series(["b", None, "a", "b"]))
+    >>> d.gather(c).to_list(), d.len()
+    (['b', None, 'a', 'b'], 3)
+    """
+    distinct = raw.unique()
+    codes = (
+        raw.to_frame("v")
+        .join(
+            distinct.to_frame("v").with_row_index("c"),
+            on="v",
+            how="left",
+            nulls_equal=True,
+            maintain_order="left",
+        )
+        .get_column("c")
+    )
+    return distinct, codes
+
+
+def _row_hash(user_hash: pl.Expr) -> pl.Expr:
+    """One 64-bit hash per row of (user, lat, lon, t_us, value): rows that repeat each other
+    hash alike in any batch and any process of one polars version (fixed seeds); ``user_hash``
+    is the hash of the row's canonical id."""
+    out = user_hash
+    for seed, name in zip(_SEEDS[1:], ("lat", "lon", "t_us", "value"), strict=True):
+        out = (out * _MIX) ^ pl.col(name).hash(seed=seed)
+    return out
+
+
+_MIX = 0x9E3779B97F4A7C15  # an odd 64-bit multiplier: the order of the columns matters
+
+
+def _as_enum(canon: pl.Series, codes: pl.Series) -> pl.Series:
+    """The canonical ids ``canon[codes]`` as a polars Enum over their distinct values (sorted):
+    integer codes in text order, the text made only once per id.
+
+    >>> _as_enum(pl.Series(["b", "a", "b"]), pl.Series([0, 2, 1], dtype=pl.UInt32)).to_list()
+    ['b', 'b', 'a']
+    """
+    ids_sorted = canon.drop_nulls().unique().sort()
+    rank = ids_sorted.search_sorted(canon.fill_null(""), side="left").to_numpy()
+    ranks = rank.astype(np.uint32)[codes.to_numpy()]
+    return pl.Series("user", ranks, dtype=pl.UInt32).cat.to(pl.Enum(ids_sorted))
+
+
+def _present(codes: pl.Series, n: int) -> pl.Series:
+    """Whether each of ``n`` distinct values has a row among ``codes``."""
+    return pl.Series(np.bincount(codes.to_numpy(), minlength=n) > 0)

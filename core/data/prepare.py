@@ -30,7 +30,7 @@ from typing import Any, cast
 import pandas as pd
 import polars as pl
 
-from core.data.aggregation import aggregate, labelled
+from core.data.aggregation import aggregate, labelled, sorted_counts
 from core.data.clean import (  # re-exported: the engines import them from here
     Cleaned,
     _Clock,
@@ -192,15 +192,12 @@ def _prepare_polars(
     tally = Tally(columns, config)
     tally.add(cleaned)
     tally.check()
-    agg = aggregate(cleaned.records)
+    agg = aggregate(cleaned.records)  # sorted by (cell, slot, user)
     clock.tick("aggregate")
-    summaries = labelled(agg, config)
+    summaries = labelled(agg, config, presorted=True)
     clock.tick("labels, sort, to pandas")
     report = tally.report(
-        users=int(agg.get_column("user").n_unique()),
-        hats=int(agg.select(pl.struct("cell", "slot").n_unique()).item()),
-        cells=int(agg.get_column("cell").n_unique()),
-        slots=int(agg.get_column("slot").n_unique()),
+        **sorted_counts(agg),
         duplicates=cleaned.row_hashes.size - distinct_count(cleaned.row_hashes),
     )
     clock.tick("report")

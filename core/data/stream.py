@@ -29,7 +29,15 @@ import numpy as np
 import polars as pl
 import pyarrow.parquet as pq
 
-from core.data.aggregation import aggregate_fixed, fixed_shifts, from_fixed, label_frame, labels_for
+from core.data.aggregation import (
+    aggregate_fixed,
+    combine_fixed,
+    fixed_shifts,
+    from_fixed,
+    label_frame,
+    labels_for,
+    sorted_counts,
+)
 from core.data.config import ColumnMap, PrepConfig
 from core.data.io import _resolve, column_names, missing_column_message
 from core.data.prepare import (
@@ -140,8 +148,9 @@ def summarise_stream(
 ) -> tuple[pl.DataFrame, Tally, RowHashes]:
     """Aggregate batches into per (cell, slot, user) m, s, q (float64), exactly as in memory.
 
-    Returns the aggregated frame (integer keys, any order), the tally of the report and the
-    row hashes of the kept records (for the count of repeated rows, global over batches).
+    Returns the aggregated frame (integer keys, the users a polars Enum of their ids, sorted
+    by cell, slot and user), the tally of the report and the row hashes of the kept records
+    (for the count of repeated rows, global over batches).
     """
     try:
         return _summarise(make_batches, columns, config, timings)
@@ -185,11 +194,11 @@ def _summarise(
             parts, summed, part_rows, compacted_rows = [], [], 0, 0
         shifts = batch_shifts
         vmax = max(vmax, batch_max)
-        parts.append(aggregate_fixed(records.lazy(), *shifts).collect())
+        parts.append(aggregate_fixed(records.lazy(), *shifts, text_ids=False).collect())
         summed.append(index)
         part_rows += parts[-1].height
         if part_rows > 2 * compacted_rows + 4 * len(records):
-            parts = [_combine(parts)]
+            parts = [combine_fixed(parts, text_ids=False)]
             part_rows = compacted_rows = parts[0].height
         clock.tick("aggregate")
     tally.check()
@@ -199,25 +208,15 @@ def _summarise(
         for index, frame in enumerate(make_batches()):
             if index in redo:
                 cleaned = clean_records(frame, columns, config, row_offset=offset)
-                parts.append(aggregate_fixed(cleaned.records.lazy(), *shifts).collect())
+                parts.append(
+                    aggregate_fixed(cleaned.records.lazy(), *shifts, text_ids=False).collect()
+                )
             offset += frame.height
         clock.tick("second pass")
-    agg = from_fixed(_combine(parts), *shifts)
+    # sorted by (cell, slot, user); the users stay an Enum (label_frame writes their text)
+    agg = from_fixed(combine_fixed(parts, sort=True, text_ids=False), *shifts)
     clock.tick("combine")
     return agg, tally, hashes
-
-
-def _combine(parts: list[pl.DataFrame]) -> pl.DataFrame:
-    """Sum partial integer aggregates per (cell, slot, user)."""
-    if len(parts) == 1:
-        return parts[0]
-    return (
-        pl.concat(parts, rechunk=False)
-        .lazy()
-        .group_by(["cell", "slot", "user"])
-        .agg(pl.col("m").sum(), pl.col("s").sum(), pl.col("q").sum())
-        .collect()
-    )
 
 
 def sorted_aggregate(agg: pl.DataFrame) -> tuple[pl.DataFrame, dict[str, int]]:
@@ -329,7 +328,7 @@ def prepare_to_file(
     make = batches(source, columns, batch_rows)
     agg, tally, hashes = summarise_stream(make, columns, config, timings=timings)
     clock = _Clock(timings)
-    agg, counts = sorted_aggregate(agg)
+    counts = sorted_counts(agg)  # summarise_stream sorted it (combine_fixed)
     clock.tick("sort")
     report = report_of(agg, tally, hashes.duplicates(), counts)
     clock.tick("repeated rows")

@@ -297,11 +297,11 @@ def check_values(summaries: pd.DataFrame | pl.DataFrame, upper: float, target: s
                 if isinstance(summaries, pl.DataFrame)
                 else (summaries.iloc[i])
             )
+            who = f"user {str(row['user_id'])!r} in " if "user_id" in summaries.columns else ""
             raise HexplorerError(
                 f"'{target}' holds summaries no preparation gives: {count:,} "
                 f"row{'s' if count > 1 else ''} with {label} (e.g. {column} = {row[column]:g} "
-                f"for user {str(row['user_id'])!r} in {row['hat']}); prepare the raw records "
-                "again with `hexplorer prepare`."
+                f"for {who}{row['hat']}); prepare the raw records again with `hexplorer prepare`."
             )
 
 
@@ -323,7 +323,10 @@ def read_summary_frame(path: Any, columns: list[str] | None = None) -> pl.DataFr
         whole = pl.concat(parts, how="vertical_relaxed", rechunk=False)
         del parts
         if not whole.get_column("hat").is_sorted():  # HATs of parts interleave: sort them
-            whole = whole.sort(["hat", "user_id"] if "user_id" in whole.columns else ["hat"])
+            # stable: without user_id a HAT's rows keep its part's (hat, user_id) order
+            whole = whole.sort(
+                ["hat", "user_id"] if "user_id" in whole.columns else ["hat"], maintain_order=True
+            )
         return whole.select(wanted)
     if hasattr(path, "seek"):
         path.seek(0)
@@ -374,6 +377,6 @@ def _typed_checked(frame: pl.DataFrame, path: Any, body: dict[str, Any]) -> pl.D
         raise HexplorerError(
             f"'{_name(path)}' has summary columns of the wrong type: {first}"
         ) from None
-    if {"hat", "user_id", "m", "s"} <= set(frame.columns):
+    if {"hat", "m", "s"} <= set(frame.columns):
         check_values(frame, body["config"].upper, _name(path))
     return frame

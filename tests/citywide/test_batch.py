@@ -238,3 +238,24 @@ def test_evaluate_all_refuses_sampled_mechanisms(demo_batch):
 
     with pytest.raises(HexplorerError, match="needs sampling"):
         evaluate_all("levy", demo_batch, 1.0)
+
+
+def test_a_batch_without_user_ids_is_the_same_batch_and_release():
+    """Summaries in file order (hat, then user_id) need no user_id column for the vectorised
+    releases (release --all reads hat, m, s only): same segments, counts, sums, releases."""
+    summaries = prepare(load_demo().head(60_000)).summaries
+    whole = HatBatch.from_summaries(summaries)
+    bare = HatBatch.from_summaries(summaries[["hat", "m", "s"]])
+    assert bare.hats.tolist() == whole.hats.tolist()
+    assert bare.offsets.tolist() == whole.offsets.tolist()
+    assert bare.counts.tolist() == whole.counts.tolist()
+    assert bare.sums.tobytes() == whole.sums.tobytes()
+    for name in vectorised_names():
+        pd.testing.assert_frame_equal(
+            release_all(name, bare, 0.7, seed=3), release_all(name, whole, 0.7, seed=3)
+        )
+    with pytest.raises(HexplorerError, match="without their user_id column"):
+        _ = bare.user_ids
+    shuffled = summaries[["hat", "m", "s"]].sample(frac=1.0, random_state=1)
+    with pytest.raises(HexplorerError, match="must be sorted by hat"):
+        HatBatch.from_summaries(shuffled)
