@@ -156,7 +156,7 @@ def child(stage: str, source: str, target: str) -> dict:
         out.update(seconds=time.perf_counter() - t0, records=report.records, hats=report.hats)
         out["phases"] = {k: round(v, 2) for k, v in timings.items()}
     elif stage == "release-cli":
-        from core.citywide.batch import release_batches
+        from core.citywide.pieces import release_batches
         from core.data.summaries import is_dataset, read_metadata, summary_pieces
 
         upper = read_metadata(source)["config"].upper

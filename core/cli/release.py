@@ -94,7 +94,7 @@ def run_all(args: argparse.Namespace) -> Any:
         check_writable(target)  # before reading the data: nothing is charged for an unwritable file
     (epsilon,) = common.epsilons([args.epsilon])
     if args.seed is not None and _whole_file(args):
-        from core.citywide.batch import release_batches
+        from core.citywide.pieces import release_batches
         from core.data.summaries import is_dataset, summary_pieces
         from core.mechanisms import MECHANISMS
 

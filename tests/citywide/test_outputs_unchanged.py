@@ -131,7 +131,7 @@ def test_the_streamed_summaries_file_is_bit_equal_to_before(tmp_path):
 def test_release_piece_by_piece_is_bit_equal_to_the_whole(cities, tmp_path, name):
     """``release --all`` on a summaries file releases it row group by row group (HATs that
     straddle two pieces wait for the next): the same table, bit for bit."""
-    from core.citywide.batch import release_batches
+    from core.citywide.pieces import release_batches
     from core.data import load_demo, prepare
     from core.data.summaries import summary_pieces, write_summaries
 
@@ -147,7 +147,7 @@ def test_release_piece_by_piece_is_bit_equal_to_the_whole(cities, tmp_path, name
 def test_release_piece_by_piece_refuses_unsorted_pieces():
     import polars as pl
 
-    from core.citywide.batch import release_batches
+    from core.citywide.pieces import release_batches
     from core.errors import HexplorerError
 
     piece = pl.DataFrame(

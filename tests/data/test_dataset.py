@@ -11,7 +11,8 @@ import pandas as pd
 import polars as pl
 import pytest
 
-from core.citywide.batch import HatBatch, release_all, release_batches
+from core.citywide.batch import HatBatch, release_all
+from core.citywide.pieces import release_batches
 from core.cli import main
 from core.data import PrepConfig, load_demo, prepare, prepare_file
 from core.data.dataset import SIDECAR, DatasetWriter, part_files, parts_ascending
