@@ -35,6 +35,7 @@ import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -318,21 +319,69 @@ def publish_all(
     fp = book.seal(batch_fingerprint(batch))  # keyed: no unkeyed digest of true values
     ids, charges = user_charges(batch, eps, accounting)
 
+    def blocked(over: np.ndarray) -> int:
+        hat_of_row = np.repeat(np.arange(batch.n_hats), np.diff(batch.offsets))
+        return int(np.unique(hat_of_row[np.isin(batch.user_ids, over)]).size)
+
+    return record_hats(
+        book,
+        mech.name,
+        eps,
+        accounting,
+        namespace=ns,
+        fingerprint=fp,
+        ids=ids,
+        charges=charges,
+        hats=batch.hats,
+        upper=batch.upper,
+        noisy=lambda: draw_estimates(mech.name, batch, eps),
+        blocked=blocked,
+        dataset=dataset,
+        budget=budget,
+        before_commit=before_commit,
+        id_form=id_form,
+    )
+
+
+def record_hats(
+    book: Ledger,
+    mechanism: str,
+    eps: float,
+    accounting: str,
+    *,
+    namespace: str,
+    fingerprint: str,
+    ids: np.ndarray,
+    charges: np.ndarray,
+    hats: np.ndarray,
+    upper: float | None,
+    noisy: Callable[[], tuple[np.ndarray, Any]],
+    blocked: Callable[[np.ndarray], int],
+    dataset: str | None,
+    budget: float | None,
+    before_commit: Callable[[HatsRelease], None] | None,
+    id_form: str,
+) -> PublishedHats:
+    """Record one every-HAT release in one ledger transaction (:func:`publish_all` and
+    :func:`core.publish.parts.publish_parts`): ``noisy()`` draws the estimates and their
+    per-HAT parameters (m_ub, n_arrays, sensitivity, noise_scale) only if the budget holds;
+    ``blocked(over)`` counts the HATs that hold a user of ``over`` (for the refusal's message)."""
+
     def draw() -> dict:
-        estimate, parts = draw_estimates(mech.name, batch, eps)
+        estimate, parts = noisy()
         return {
             "created": now(),
             "version": software_version(),
-            "mechanism": mech.name,
+            "mechanism": mechanism,
             "epsilon": eps,
             "accounting": accounting,
-            "upper": batch.upper,
+            "upper": upper,
             "privacy_loss": float(charges.max()),
-            "fingerprint": fp,
+            "fingerprint": fingerprint,
             "dataset": dataset,
             "sampler": sampler_name(),
             "hats": {
-                "hat": batch.hats.astype(str).tolist(),
+                "hat": hats.astype(str).tolist(),
                 "m_ub": parts.m_ub.tolist(),
                 "n_arrays": parts.n_arrays.tolist(),
                 "sensitivity": parts.sensitivity.tolist(),
@@ -343,9 +392,9 @@ def publish_all(
 
     try:
         outcome = book.record_once(
-            request=request_key(fp, mech.name, eps, accounting),
+            request=request_key(fingerprint, mechanism, eps, accounting),
             kind=KIND,
-            namespace=ns,
+            namespace=namespace,
             epsilon=eps,
             accounting=accounting,
             user_ids=ids.tolist(),
@@ -358,9 +407,7 @@ def publish_all(
             else lambda record: before_commit(HatsRelease.from_record(record, book.path)),
         )
     except BudgetExceeded as exc:
-        hat_of_row = np.repeat(np.arange(batch.n_hats), np.diff(batch.offsets))
-        blocked = np.unique(hat_of_row[np.isin(batch.user_ids, ids[exc.over])])
-        raise exc.with_hats(batch.n_hats - blocked.size, batch.n_hats) from None
+        raise exc.with_hats(hats.size - blocked(ids[exc.over]), hats.size) from None
     return PublishedHats(
         release=HatsRelease.from_record(outcome.record, book.path),
         record=outcome.record,

@@ -30,7 +30,6 @@ from core.errors import HexplorerError
 from core.mechanisms import get_mechanism
 from core.params import check_epsilon
 from core.publish.batch import (
-    KIND,
     HatsRelease,
     PublishedHats,
     _before_noise,
@@ -38,12 +37,10 @@ from core.publish.batch import (
     _check_accounting,
     _with_noise,
     hats_per_user,
-    request_key,
+    record_hats,
 )
 from core.publish.ledger import ID_FORM, Ledger
-from core.publish.noise import sampler_name
-from core.publish.records import BudgetExceeded, check_namespace, now
-from core.version import software_version
+from core.publish.records import check_namespace
 
 __all__ = ["publish_parts"]
 
@@ -163,57 +160,28 @@ def publish_parts(
     upper = gathered.upper
     del gathered
 
-    def draw() -> dict:
-        estimate = _with_noise(mech.name, before, eps, None)
-        return {
-            "created": now(),
-            "version": software_version(),
-            "mechanism": mech.name,
-            "epsilon": eps,
-            "accounting": accounting,
-            "upper": upper,
-            "privacy_loss": float(charges.max()),
-            "fingerprint": fp,
-            "dataset": dataset,
-            "sampler": sampler_name(),
-            "hats": {
-                "hat": hats.astype(str).tolist(),
-                "m_ub": before.m_ub.tolist(),
-                "n_arrays": before.n_arrays.tolist(),
-                "sensitivity": before.sensitivity.tolist(),
-                "noise_scale": before.noise_scale.tolist(),
-                "estimate": estimate.tolist(),
-            },
-        }
-
-    try:
-        outcome = book.record_once(
-            request=request_key(fp, mech.name, eps, accounting),
-            kind=KIND,
-            namespace=ns,
-            epsilon=eps,
-            accounting=accounting,
-            user_ids=ids.tolist(),
-            charges=charges,
-            draw=draw,
-            budget=budget,
-            id_form=id_form,
-            before_commit=None
-            if before_commit is None
-            else lambda record: before_commit(HatsRelease.from_record(record, book.path)),
-        )
-    except BudgetExceeded as exc:
-        over = ids[exc.over]
-        blocked = 0
+    def blocked(over: np.ndarray) -> int:
+        count = 0
         for batch in parts():  # a second pass, only to say how many HATs stay publishable
             hat_of_row = np.repeat(np.arange(batch.n_hats), np.diff(batch.offsets))
-            blocked += np.unique(hat_of_row[np.isin(batch.user_ids, over)]).size
-        raise exc.with_hats(hats.size - blocked, hats.size) from None
-    return PublishedHats(
-        release=HatsRelease.from_record(outcome.record, book.path),
-        record=outcome.record,
-        reused=outcome.reused,
-        ledger=book.path,
-        summary=outcome.summary,
-        warnings=outcome.warnings,
+            count += np.unique(hat_of_row[np.isin(batch.user_ids, over)]).size
+        return count
+
+    return record_hats(
+        book,
+        mech.name,
+        eps,
+        accounting,
+        namespace=ns,
+        fingerprint=fp,
+        ids=ids,
+        charges=charges,
+        hats=hats,
+        upper=upper,
+        noisy=lambda: (_with_noise(mech.name, before, eps, None), before),
+        blocked=blocked,
+        dataset=dataset,
+        budget=budget,
+        before_commit=before_commit,
+        id_form=id_form,
     )
