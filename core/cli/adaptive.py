@@ -109,8 +109,7 @@ def run_release(args: argparse.Namespace) -> Any:
         summaries, cover_args = inputs(args, args.epsilon, args.mechanism)
         cover, published = publish_adaptive_hats(
             summaries, cover_args=cover_args, accounting=args.accounting or "per-user",
-            dataset=common.dataset_name(args), ledger=args.ledger, namespace=args.namespace,
-            budget=args.budget, id_form=common.id_form(args),
+            **common.ledger_options(args),
             before_commit=lambda rel: staged.write(
                 files.to_bytes(with_resolution(files.hats_table(rel)), target.suffix)
             ),
@@ -144,8 +143,7 @@ def run_compose(args: argparse.Namespace, epsilon: float, target) -> Any:
         summaries, cover_args = inputs(args, epsilon, args.mechanism)
         cover, published = publish_adaptive_city(
             summaries, cover_args=cover_args, accounting=args.accounting,
-            dataset=common.dataset_name(args), ledger=args.ledger, namespace=args.namespace,
-            budget=args.budget, id_form=common.id_form(args),
+            **common.ledger_options(args),
             before_commit=None
             if staged is None
             else lambda rel: staged.write(

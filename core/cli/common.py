@@ -7,7 +7,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
 import numpy as np
 
@@ -255,3 +255,15 @@ def id_form(args: argparse.Namespace) -> str:
 def dataset_name(args: argparse.Namespace) -> str:
     """What a published release records of its data: the file's name (never its path)."""
     return Path(args.data).name if args.data else "demo"
+
+
+def ledger_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The keyword arguments every publisher takes from the command line: the data's name, the
+    ledger, its namespace, the budget and the id form."""
+    return {
+        "dataset": dataset_name(args),
+        "ledger": args.ledger,
+        "namespace": args.namespace,
+        "budget": args.budget,
+        "id_form": id_form(args),
+    }

@@ -142,11 +142,7 @@ def _publish(args, gs, epsilon: float, slot, target) -> dict[str, Any]:
             epsilon,
             upper=args.upper,
             accounting=args.accounting,
-            dataset=common.dataset_name(args),
-            ledger=args.ledger,
-            namespace=args.namespace,
-            budget=args.budget,
-            id_form=common.id_form(args),
+            **common.ledger_options(args),
             before_commit=None
             if staged is None
             else lambda rel: staged.write(

@@ -195,11 +195,7 @@ def publish_all(args: argparse.Namespace, batch, epsilon: float, target) -> dict
         published = publish(
             epsilon,
             accounting=args.accounting or "per-user",
-            dataset=common.dataset_name(args),
-            ledger=args.ledger,
-            namespace=args.namespace,
-            budget=args.budget,
-            id_form=common.id_form(args),
+            **common.ledger_options(args),
             before_commit=lambda rel: staged.write(
                 files.to_bytes(files.hats_table(rel), target.suffix)
             ),
@@ -286,11 +282,7 @@ def run(args: argparse.Namespace) -> Any:
             hat,
             epsilon,
             m_ub=args.m_ub,
-            dataset=common.dataset_name(args),
-            ledger=args.ledger,
-            namespace=args.namespace,
-            budget=args.budget,
-            id_form=common.id_form(args),
+            **common.ledger_options(args),
             before_commit=None
             if staged is None
             else lambda entry: staged.write(
