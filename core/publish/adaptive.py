@@ -15,8 +15,6 @@ and CHOP-USER); it costs no budget under that reading.
 
 from __future__ import annotations
 
-import os
-
 import h3
 import pandas as pd
 
@@ -25,7 +23,6 @@ from core.citywide.batch import HatBatch
 from core.citywide.gridset import GridSet
 from core.publish.batch import PublishedHats, publish_all
 from core.publish.city import PublishedCity, publish_grids
-from core.publish.ledger import Ledger
 
 __all__ = ["cover_summaries", "publish_adaptive_city", "publish_adaptive_hats", "with_resolution"]
 
@@ -42,10 +39,6 @@ def publish_adaptive_city(
     *,
     cover_args: dict,
     accounting: str = "per-user",
-    dataset: str | None = None,
-    ledger: str | os.PathLike | Ledger | None = None,
-    namespace: str | None = None,
-    budget: float | None = None,
     **options,
 ) -> tuple[Cover, PublishedCity]:
     """Publish every cell of the adaptive cover (noisy mean and variance, SPEC sections 5 and 7)
@@ -54,9 +47,8 @@ def publish_adaptive_city(
     cover, mixed = cover_summaries(summaries, **cover_args)
     p = cover.params
     published = publish_grids(
-        GridSet.from_summaries(mixed), p.epsilon, upper=p.upper, accounting=accounting,
-        dataset=dataset, ledger=ledger, namespace=namespace, budget=budget, **options,
-    )  # fmt: skip
+        GridSet.from_summaries(mixed), p.epsilon, upper=p.upper, accounting=accounting, **options
+    )
     return cover, published
 
 
@@ -65,10 +57,6 @@ def publish_adaptive_hats(
     *,
     cover_args: dict,
     accounting: str = "per-user",
-    dataset: str | None = None,
-    ledger: str | os.PathLike | Ledger | None = None,
-    namespace: str | None = None,
-    budget: float | None = None,
     **options,
 ) -> tuple[Cover, PublishedHats]:
     """Publish one release of the cover's mechanism for every cell of the adaptive cover at the
@@ -77,10 +65,12 @@ def publish_adaptive_hats(
     cover, mixed = cover_summaries(summaries, **cover_args)
     p = cover.params
     published = publish_all(
-        p.mechanism, HatBatch.from_summaries(mixed, upper=p.upper), p.epsilon,
-        accounting=accounting, dataset=dataset, ledger=ledger, namespace=namespace,
-        budget=budget, **options,
-    )  # fmt: skip
+        p.mechanism,
+        HatBatch.from_summaries(mixed, upper=p.upper),
+        p.epsilon,
+        accounting=accounting,
+        **options,
+    )
     return cover, published
 
 
