@@ -22,6 +22,7 @@ from browser_server import (
     streamlit_server,
 )
 from browser_server import unavailable as _unavailable
+from sample_files import ships_csv
 
 ARTIFACTS = ROOT / "test-artifacts"
 BASEMAP_HOSTS = ("cartocdn", "mapbox", "carto.com", "googleapis.com/maps")
@@ -112,28 +113,6 @@ def _playwright():
     return expect, sync_playwright
 
 
-def _ships_csv() -> bytes:
-    """AIS-like names (none of them the defaults): 8 ships, 2 hours, speeds in knots."""
-    import numpy as np
-    import pandas as pd
-
-    rng = np.random.default_rng(3)
-    rows = []
-    for ship in range(8):
-        for k in range(15 + 2 * ship):
-            minute = (7 * k + ship) % 120
-            rows.append(
-                {
-                    "MMSI": 366_000_100 + ship,
-                    "BaseDateTime": f"2023-01-01T{8 + minute // 60:02d}:{minute % 60:02d}:00",
-                    "LAT": 29.70 + 0.02 * (ship % 4) + 0.001 * (k % 5),
-                    "LON": -95.00 - 0.02 * (ship // 4) - 0.001 * (k % 7),
-                    "SOG": float(np.round(rng.uniform(0.5, 36.0), 1)),
-                }
-            )
-    return pd.DataFrame(rows).to_csv(index=False).encode()
-
-
 def _country_csv() -> bytes:
     """Records spread over a country-sized box (about 15° by 10°), one hour, resolution-7 cells
     far smaller than a pixel at the extent that fits them."""
@@ -185,7 +164,7 @@ def test_own_file_through_every_page_and_a_change_of_u(server):
     from core.data import ColumnMap, PrepConfig, prepare
 
     expect, sync_playwright = _playwright()
-    data = _ships_csv()
+    data = ships_csv()
     columns = ColumnMap(user="MMSI", lat="LAT", lon="LON", time="BaseDateTime", value="SOG")
     with sync_playwright() as pw:
         browser = _browser(pw)
@@ -246,7 +225,7 @@ def test_an_upload_survives_moving_epsilon_then_changing_page(server):
     failure = ARTIFACTS / "browser-upload-fragment-failure.png"
     with chromium_page(failure) as (page, expect):
         page.goto(server, wait_until="domcontentloaded", timeout=60_000)
-        _upload(page, expect, "ships.csv", _ships_csv())
+        _upload(page, expect, "ships.csv", ships_csv())
         page.get_by_role("link", name="One hexagon").click()
         expect(page.get_by_text(re.compile("land at ε = 1$"))).to_be_visible(timeout=120_000)
         value = step_epsilon(page, "ArrowRight")

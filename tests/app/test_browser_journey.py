@@ -13,6 +13,7 @@ import re
 
 import pytest
 from browser_server import ROOT, chromium_page, streamlit_server, wait_idle
+from sample_files import flights_csv, ships_csv
 
 ARTIFACTS = ROOT / "test-artifacts"
 WIDTH, HEIGHT = 1280, 633  # a 1280×720 window less Chromium's tabs and address bar
@@ -24,50 +25,6 @@ pytestmark = pytest.mark.browser
 def server():
     with streamlit_server(ARTIFACTS / "streamlit-journey.log") as url:
         yield url
-
-
-def _ships_csv() -> bytes:
-    """File A: AIS-like (MMSI, SOG in knots), 8 ships, 2 hours."""
-    import numpy as np
-    import pandas as pd
-
-    rng = np.random.default_rng(3)
-    rows = []
-    for ship in range(8):
-        for k in range(15 + 2 * ship):
-            minute = (7 * k + ship) % 120
-            rows.append(
-                {
-                    "MMSI": 366_000_100 + ship,
-                    "BaseDateTime": f"2023-01-01T{8 + minute // 60:02d}:{minute % 60:02d}:00",
-                    "LAT": 29.70 + 0.02 * (ship % 4) + 0.001 * (k % 5),
-                    "LON": -95.00 - 0.02 * (ship // 4) - 0.001 * (k % 7),
-                    "SOG": float(np.round(rng.uniform(0.5, 36.0), 1)),
-                }
-            )
-    return pd.DataFrame(rows).to_csv(index=False).encode()
-
-
-def _flights_csv() -> bytes:
-    """File B: flight-like (callsign, speed_kmh), 40 planes, one hour."""
-    import numpy as np
-    import pandas as pd
-
-    rng = np.random.default_rng(11)
-    n = 600
-    return (
-        pd.DataFrame(
-            {
-                "callsign": [f"AB{i % 40:03d}" for i in range(n)],
-                "latitude": 48.35 + 0.01 * rng.integers(0, 4, n),
-                "longitude": 11.78 + 0.01 * rng.integers(0, 4, n),
-                "timestamp": [f"2024-05-01 09:{m:02d}:00" for m in rng.integers(0, 60, n)],
-                "speed_kmh": rng.uniform(100.0, 900.0, n).round(1),
-            }
-        )
-        .to_csv(index=False)
-        .encode()
-    )
 
 
 def _in_use(page, expect, text: str) -> None:
@@ -112,14 +69,14 @@ def test_journey_over_uploads_demo_and_pages(server):
         wait_idle(page)
 
         # upload A, U = 30 knots
-        _upload(page, expect, "ships.csv", _ships_csv())
+        _upload(page, expect, "ships.csv", ships_csv())
         upper = page.get_by_label(re.compile(r"^U, upper bound on the value"))
         upper.fill("30")
         upper.press("Enter")
         _in_use(page, expect, "ships.csv · U = 30 knots")
 
         # upload B: its own default U, not A's 30
-        _upload(page, expect, "flights.csv", _flights_csv())
+        _upload(page, expect, "flights.csv", flights_csv(600, 40, 4))
         _in_use(page, expect, "flights.csv · U = 65 km/h")
 
         # back to the demo city: U = 65, its true mean

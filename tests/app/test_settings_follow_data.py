@@ -5,10 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
-import pandas as pd
 import pytest
 from links import plain
+from sample_files import flights_csv
 from streamlit.testing.v1 import AppTest
 from test_own_data import AIS
 
@@ -24,24 +23,6 @@ PAGES = {
     "data": "dashboard/data/page.py",
 }
 TIMEOUT = 180
-
-
-def _flights() -> bytes:
-    rng = np.random.default_rng(11)
-    n = 300
-    return (
-        pd.DataFrame(
-            {
-                "callsign": [f"AB{i % 30:03d}" for i in range(n)],
-                "latitude": 48.35 + 0.01 * rng.integers(0, 3, n),
-                "longitude": 11.78 + 0.01 * rng.integers(0, 3, n),
-                "timestamp": [f"2024-05-01 09:{m:02d}:00" for m in rng.integers(0, 60, n)],
-                "speed_kmh": rng.uniform(100.0, 900.0, n).round(1),
-            }
-        )
-        .to_csv(index=False)
-        .encode()
-    )
 
 
 def _ok(at: AppTest) -> None:
@@ -73,7 +54,9 @@ def test_each_data_set_keeps_its_own_settings(at):
     _ok(at)
     assert "**ais.csv** · U = 30 knots" in _in_use(at)
 
-    _upload(at, "flights.csv", _flights())  # a new file: its own defaults, not ais.csv's U
+    _upload(
+        at, "flights.csv", flights_csv(300, 30, 3)
+    )  # a new file: its own defaults, not ais.csv's U
     assert "**flights.csv** · U = 65 km/h" in _in_use(at)
     assert at.session_state[units.USER_NOUN] == "user" or at.session_state[units.USER_NOUN]
     assert any("starts from its own defaults" in c.value for c in at.sidebar.caption)
