@@ -187,11 +187,13 @@ def test_budget_refusal_is_a_message_and_records_nothing(monkeypatch):
     at.run()
     assert not at.exception
     assert _metrics(at)["Budget (ε per bus)"] == "0.5"
+    before = book.summary()
     at.checkbox(key=ps.CONFIRM).check().run()
     at.button(key="publish_button").click().run()
     assert not at.exception
     (err,) = at.error
     assert "budget" in err.value and "nothing was recorded" in err.value
     assert "would fit" in err.value
+    assert book.summary() == before  # the ledger exactly as it was
     assert book.summary().releases == 0
     assert _metrics(at)["Releases"] == "0"
