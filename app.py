@@ -85,6 +85,11 @@ def _basic_js() -> tuple[Path, str]:
     return liveplot.basic_js(), "public, max-age=86400"
 
 
+def _uplot_js() -> tuple[Path, str]:
+    """uPlot (the lite charts) and its header, for the server's static cache."""
+    return liveplot.uplot_js(), "public, max-age=86400"
+
+
 if __name__ == "__main__":  # a visitor's run
     run()
 else:  # `streamlit run app.py` (or an ASGI server) imports this file to find the app
@@ -96,7 +101,11 @@ else:  # `streamlit run app.py` (or an ASGI server) imports this file to find th
             # Streamlit's code and plotly.js served from memory, read and gzipped once
             Middleware(
                 StaticCache,
-                routes={liveplot.ROUTE: _plotly_js, liveplot.BASIC_ROUTE: _basic_js},
+                routes={
+                    liveplot.ROUTE: _plotly_js,
+                    liveplot.BASIC_ROUTE: _basic_js,
+                    liveplot.UPLOT_ROUTE: _uplot_js,
+                },
             ),
         ],
         routes=liveplot.routes(),  # plotly.js for the charts that update in place

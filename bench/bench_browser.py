@@ -148,10 +148,10 @@ REPAINTED_JS = """
 ([eps, t0]) => new Promise((resolve) => {
   const idle = () => !document.querySelector('[data-testid="stStatusWidgetRunningIcon"], [data-testid="stStatusWidgetRunningManIcon"]')
     && document.querySelectorAll('[data-stale="true"]').length === 0;
-  const plots = () => [...document.querySelectorAll('.js-plotly-plot')];
-  const titled = () => plots().some(g => [...g.querySelectorAll('.gtitle')]
+  const plots = () => [...document.querySelectorAll('.js-plotly-plot, .hexplorer-lite')];
+  const titled = () => plots().some(g => [...g.querySelectorAll('.gtitle, .lite-title')]
     .some(t => t.textContent.includes(`at ε = ${eps}`)));
-  const marked = () => plots().some(g => ((g._fullLayout || {}).shapes || [])
+  const marked = () => plots().some(g => ((g._fullLayout || (g.__lite || {}).figure?.layout || {}).shapes || [])
     .some(s => s.x0 === Number(eps) && s.x1 === Number(eps)));
   const tick = () => {
     if (titled() && marked() && idle()) {

@@ -56,8 +56,8 @@ sys.path.insert(0, str(ROOT / "tests" / "app"))
 from browser_server import CHART, CHROMIUM, CHROMIUM_ARGS, IDLE_JS, free_port  # noqa: E402
 
 TRUE_MEAN = re.compile(r"true mean (\d+\.\d{3})")
-REPAINTED = """(eps) => [...document.querySelectorAll('.js-plotly-plot')].some(g =>
-    ((g._fullLayout || {}).shapes || []).some(s => s.x0 === eps))"""
+REPAINTED = """(eps) => [...document.querySelectorAll('.js-plotly-plot, .hexplorer-lite')].some(g =>
+    ((g._fullLayout || (g.__lite || {}).figure?.layout || {}).shapes || []).some(s => s.x0 === eps))"""
 FRAMES = "() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))"
 TIMEOUT_MS = 300_000
 TICK = os.sysconf("SC_CLK_TCK")

@@ -210,6 +210,7 @@ def view(spec: DataSpec) -> None:
                         font_size=font,
                     ),
                     key="distribution",
+                    lite=True,
                 )
         with right:
             ui.chart(
@@ -224,6 +225,7 @@ def view(spec: DataSpec) -> None:
                     font_size=font,
                 ),
                 key="worst_case_vs_epsilon",
+                lite=True,
             )
         if plan_note:
             st.caption(plan_note)

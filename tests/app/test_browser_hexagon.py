@@ -61,14 +61,20 @@ def test_presenter_view_at_1280x720(server):
         assert outside == {}, outside
         assert page.evaluate("window.scrollY") == 0
 
-        # The distribution is drawn: one filled ridge per chosen mechanism, plus the band
-        # and the true-mean line.
+        # The distribution is drawn (uPlot's canvas, dashboard/common/view/static/liteplot.js,
+        # counts what it drew): one filled ridge per chosen mechanism, plus the band and the
+        # true-mean line, and each ridge's label.
         n = len(state.DEFAULT_MECHANISMS)
-        traces = distribution.locator(".scatterlayer .trace")
-        assert traces.count() == n + 2
-        fills = distribution.locator(".scatterlayer .trace path.js-fill")
-        assert fills.count() >= n + 1  # n ridges and the ±X band
-        expect(distribution.locator(".annotation-text").first).to_contain_text("within ±1")
+        drawn = distribution.evaluate("g => g.__lite.drawn")
+        assert drawn["parts"] == n + 2, drawn
+        assert drawn["fills"] == n + 1, drawn  # n ridges and the ±X band
+        assert len(drawn["texts"]) == n and "within ±1" in drawn["texts"][0], drawn
+        painted = distribution.locator("canvas").first.evaluate(
+            """c => { const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+                      let k = 0; for (let i = 3; i < d.length; i += 4) if (d[i] > 0) k++;
+                      return k / (c.width * c.height); }"""
+        )
+        assert painted > 0.1, painted  # the ridges cover a good part of the plot
 
         # The headline carries the unit in every number's label.
         headline = page.locator(".st-key-hexagon_headline table")
@@ -105,17 +111,17 @@ def test_presenter_view_at_1280x720(server):
 
 
 def test_an_epsilon_step_updates_both_charts_in_place(server):
-    """The two charts ε moves are kept on the page and given the new figure (Plotly.react), not
-    thrown away and rebuilt (what Streamlit's plotly element does when its figure changes):
+    """The two charts ε moves are kept on the page and given the new figure (redrawn by uPlot),
+    not thrown away and rebuilt (what Streamlit's plotly element does when its figure changes):
     the same chart nodes before and after a step, showing the new ε — the distribution's
     title and the worst-case chart's ε line."""
     with chromium_page(ARTIFACTS / "browser-hexagon-in-place-failure.png") as (page, expect):
         page.goto(f"{server}/one_hexagon", wait_until="domcontentloaded", timeout=60_000)
-        plots = page.locator(f":is({CHART}) .js-plotly-plot, .js-plotly-plot:is({CHART})")
+        plots = page.locator(".hexplorer-lite")  # both drawn by the lite renderer, not plotly.js
         expect(plots.nth(1)).to_be_visible(timeout=180_000)
         expect(page.get_by_text(re.compile("land at ε = 1$"))).to_be_visible()
         page.evaluate(
-            "() => document.querySelectorAll('.js-plotly-plot')"
+            "() => document.querySelectorAll('.hexplorer-lite')"
             ".forEach((g, i) => { g.dataset.mark = 'kept' + i; })"
         )
         value = step_epsilon(page, "ArrowLeft")
@@ -124,14 +130,15 @@ def test_an_epsilon_step_updates_both_charts_in_place(server):
             timeout=60_000
         )
         page.wait_for_function(
-            """(eps) => [...document.querySelectorAll('.js-plotly-plot')].some(g =>
-                ((g._fullLayout || {}).shapes || []).some(s => s.x0 === eps))""",
+            """(eps) => [...document.querySelectorAll('.hexplorer-lite')].some(g =>
+                (g.__lite.figure.layout.shapes || []).some(s => s.x0 === eps))""",
             arg=float(value),
             timeout=60_000,
         )
         marks = page.evaluate(
-            "() => [...document.querySelectorAll('.js-plotly-plot')]"
+            "() => [...document.querySelectorAll('.hexplorer-lite')]"
             ".map(g => g.dataset.mark || 'new')"
         )
         assert marks[:2] == ["kept0", "kept1"], marks  # the same two charts, updated
+        assert page.evaluate("() => typeof window.Plotly") == "undefined"  # no plotly.js loaded
         assert page.locator('[data-testid="stException"]').count() == 0

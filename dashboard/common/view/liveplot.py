@@ -17,6 +17,14 @@ served — ``AppTest``, or a page run on its own with ``streamlit run dashboard/
 :func:`chart` falls back to ``st.plotly_chart``; :func:`enable` is what ``app.py`` calls when it
 serves the route.
 
+A chart a slider moves on every step can be drawn without plotly.js at all: ``ui.chart(...,
+lite=True)`` sends the same figure to ``static/liteplot.js``, which draws it with uPlot (51 kB,
+MIT, kept in ``static/`` with its licence) when :func:`lite_ok` says the figure uses only what
+that renderer draws (scatter lines, markers and fills, one bar trace, line and rect shapes, text
+annotations, linear or log axes). On One hexagon that removed plotly.js's start from the first
+view and its re-layout from every ε step (``bench/bench_render.py``). The report still gets the
+plotly figure.
+
 The chart follows the app's theme the way Streamlit's own plotly element does for these charts:
 transparent backgrounds, the page's font and text colour, light grid lines.
 """
@@ -38,13 +46,15 @@ if TYPE_CHECKING:
 
 ROUTE = "/_hexplorer/plotly.min.js"
 BASIC_ROUTE = "/_hexplorer/plotly-basic.min.js"
+UPLOT_ROUTE = "/_hexplorer/uPlot.iife.min.js"
 BASIC_TRACES = frozenset({"scatter", "bar", "pie"})
 """The trace types of plotly.js's basic bundle (its README: "Contains trace modules bar, pie
 and scatter")."""
 _enabled = False
 
-JS = """
-const SRC = {full: "__ROUTE__", basic: "__BASIC_ROUTE__"};
+JS = (
+    """
+const SRC = {full: "__ROUTE__", basic: "__BASIC_ROUTE__", lite: "__UPLOT_ROUTE__"};
 
 // One promise per bundle for the whole page; each resolves to that bundle's Plotly object (a
 // bundle sets window.Plotly: the one loaded first keeps the name).
@@ -104,7 +114,13 @@ function themed(layout, root) {
 export default function (component) {
   const {data, parentElement} = component;
   let div = parentElement.querySelector("div.hexplorer-liveplot");
-  if (!div) {
+  if (div && (data.bundle === "lite") !== div.classList.contains("hexplorer-lite")) {
+    if (div.__hexplorerPlotly) div.__hexplorerPlotly.purge(div);
+    div.remove();  // the same key drawn by the other renderer
+    div = null;
+  }
+  if (div && data.bundle === "lite") div = null;  // renderLite finds its own
+  if (!div && data.bundle !== "lite") {
     div = document.createElement("div");
     div.className = "hexplorer-liveplot";
     div.style.width = "100%";
@@ -112,6 +128,14 @@ export default function (component) {
   }
   const figure = JSON.parse(data.figure);
   const layout = figure.layout || {};
+  if (data.bundle === "lite") {
+    plotly("lite")
+      .then(() => renderLite(component, figure))
+      .catch((error) => {
+        parentElement.textContent = String(error);
+      });
+    return;
+  }
   div.style.height = (layout.height || 400) + "px";
   plotly(data.bundle === "basic" ? "basic" : "full")
     .then((Plotly) => {
@@ -126,14 +150,26 @@ export default function (component) {
       div.textContent = String(error);
     });
 }
-""".replace("__ROUTE__", ROUTE).replace("__BASIC_ROUTE__", BASIC_ROUTE)
+""".replace("__ROUTE__", ROUTE)
+    .replace("__BASIC_ROUTE__", BASIC_ROUTE)
+    .replace("__UPLOT_ROUTE__", UPLOT_ROUTE)
+)
+
+
+STATIC = Path(__file__).parent / "static"
 
 
 @functools.cache
 def _component():
     """Registered on first use, inside a run (``app.py``'s launcher imports this module before
-    the runtime exists)."""
-    return st.components.v2.component("hexplorer_liveplot", js=JS, isolate_styles=False)
+    the runtime exists). Its script: the lite renderer (``static/liteplot.js``) and the loader
+    above; its style sheet: uPlot's."""
+    return st.components.v2.component(
+        "hexplorer_liveplot",
+        js=(STATIC / "liteplot.js").read_text() + JS,
+        css="/* uPlot */\n" + (STATIC / "uPlot.min.css").read_text(),  # a newline: inline
+        isolate_styles=False,
+    )
 
 
 def plotly_js() -> Path:
@@ -165,13 +201,60 @@ async def _basic_js(request: Request) -> Response:
     return _served(basic_js())
 
 
+def uplot_js() -> Path:
+    """uPlot (the npm package uplot, MIT, its licence beside it), for the lite charts."""
+    return STATIC / "uPlot.iife.min.js"
+
+
+async def _uplot_js(request: Request) -> Response:
+    return _served(uplot_js())
+
+
 def routes() -> list[Route]:
     """The routes ``app.py``'s ``st.App`` serves the two plotly.js bundles on."""
-    return [Route(ROUTE, _plotly_js), Route(BASIC_ROUTE, _basic_js)]
+    return [
+        Route(ROUTE, _plotly_js),
+        Route(BASIC_ROUTE, _basic_js),
+        Route(UPLOT_ROUTE, _uplot_js),
+    ]
 
 
-def bundle(fig: go.Figure) -> str:
-    """``"basic"`` when every trace of ``fig`` is drawn by the basic bundle, else ``"full"``."""
+LITE_FILLS = frozenset({None, "none", "toself", "tozeroy"})
+LITE_SHAPES = frozenset({"line", "rect"})
+
+
+def lite_ok(fig: go.Figure) -> bool:
+    """Whether ``static/liteplot.js`` draws ``fig`` as plotly would: one x and one y axis
+    (linear or log), scatter traces (lines, markers, the fills it knows) and one vertical bar
+    trace, line and rect shapes, text annotations without arrows."""
+    layout = fig.layout
+    bars = 0
+    for trace in fig.data:
+        if trace.type not in ("bar", "scatter"):
+            return False
+        if trace.xaxis not in (None, "x") or trace.yaxis not in (None, "y"):
+            return False
+        if trace.type == "bar":
+            bars += 1
+            if trace.orientation not in (None, "v") or bars > 1:
+                return False
+        elif trace.type == "scatter":
+            if trace.fill not in LITE_FILLS or trace.error_y.array is not None:
+                return False
+            if trace.mode is not None and "text" in trace.mode:
+                return False
+    if any(s.type not in LITE_SHAPES for s in layout.shapes):
+        return False
+    if any(a.showarrow is not False for a in layout.annotations):
+        return False
+    return all(ax.type in (None, "-", "linear", "log") for ax in (layout.xaxis, layout.yaxis))
+
+
+def bundle(fig: go.Figure, *, lite: bool = False) -> str:
+    """How ``fig`` is drawn: ``"lite"`` (uPlot) when asked for and :func:`lite_ok`, else
+    ``"basic"`` when every trace is one the basic bundle draws, else ``"full"``."""
+    if lite and lite_ok(fig):
+        return "lite"
     types = {trace.type for trace in fig.data}
     return "basic" if types <= BASIC_TRACES else "full"
 
@@ -186,9 +269,10 @@ def enabled() -> bool:
     return _enabled
 
 
-def chart(fig: go.Figure, *, key: str, config: dict) -> None:
+def chart(fig: go.Figure, *, key: str, config: dict, lite: bool = False) -> None:
     """``fig`` as a chart that updates in place across reruns (keyed ``key``); a plain
-    ``st.plotly_chart`` where plotly.js is not served (:func:`enabled`)."""
+    ``st.plotly_chart`` where plotly.js is not served (:func:`enabled`). ``lite``: drawn with
+    uPlot when :func:`lite_ok` (no plotly.js in the browser at all)."""
     if not _enabled:
         st.plotly_chart(fig, config=config, key=key, width="stretch")
         return
@@ -199,7 +283,7 @@ def chart(fig: go.Figure, *, key: str, config: dict) -> None:
         data={
             "figure": pio.to_json(fig, validate=False),
             "config": dict(config),
-            "bundle": bundle(fig),
+            "bundle": bundle(fig, lite=lite),
         },
         height=int(fig.layout.height or 400),
     )

@@ -94,13 +94,13 @@ def csv_maker(df: pd.DataFrame, provenance: Provenance | None = None) -> Callabl
     return lambda: downloads.csv_bytes(df, provenance)
 
 
-def chart(fig: go.Figure, *, key: str) -> None:
+def chart(fig: go.Figure, *, key: str, lite: bool = False) -> None:
     """Show a plotly figure with the modebar's PNG export kept, drawn by the chart that updates
     in place (:mod:`dashboard.common.view.liveplot`): a slider's step updates it rather than
     having the browser rebuild it, and a figure of scatter, bar and pie traces loads plotly.js's
     basic bundle (about 0.5 s of the browser's main thread against 1.6-2.2 s for Streamlit's
     full plotly element, ``bench/bench_render.py``)."""
-    liveplot.chart(fig, key=f"chart_{key}", config=PNG_CONFIG)
+    liveplot.chart(fig, key=f"chart_{key}", config=PNG_CONFIG, lite=lite)
     shown.add_figure(key, fig)  # the report hands out what the page drew
 
 

@@ -51,6 +51,77 @@ def test_a_figure_of_scatter_bar_and_pie_traces_uses_the_basic_bundle_any_other_
     assert liveplot.bundle(go.Figure(go.Heatmap(z=[[1]]))) == "full"
 
 
+def test_the_uplot_route_serves_uplot_and_the_component_loads_it():
+    routes = {r.path: r for r in liveplot.routes()}
+    assert liveplot.UPLOT_ROUTE in routes and liveplot.UPLOT_ROUTE in liveplot.JS
+    request = Request(
+        {"type": "http", "method": "GET", "path": liveplot.UPLOT_ROUTE, "headers": []}
+    )
+    response = asyncio.run(routes[liveplot.UPLOT_ROUTE].endpoint(request))
+    assert response.status_code == 200 and response.media_type == "text/javascript"
+    assert Path(response.path) == liveplot.uplot_js()
+    assert b"uPlot" in liveplot.uplot_js().read_bytes()[:2000]
+    assert "MIT" in (liveplot.STATIC / "UPLOT-LICENSE").read_text()
+
+
+def test_lite_only_when_asked_and_only_for_what_liteplot_draws():
+    import plotly.graph_objects as go
+
+    from dashboard.common.view.figures import label_at, vline
+
+    fine = go.Figure(
+        [
+            go.Scatter(x=[1, 2, 3], y=[1, 4, 9], mode="lines", fill="toself"),
+            go.Scatter(x=[2], y=[4], mode="markers"),
+            go.Bar(x=[1, 2], y=[3, 1]),
+        ],
+        layout=dict(
+            shapes=[vline(2.0, "#000")],
+            annotations=[label_at(2.0, "ε")],
+            xaxis=dict(type="log"),
+        ),
+    )
+    assert liveplot.lite_ok(fine)
+    assert liveplot.bundle(fine, lite=True) == "lite"
+    assert liveplot.bundle(fine) == "basic"  # not asked for
+    refused = {
+        "pie": go.Figure(go.Pie(values=[1])),
+        "heatmap": go.Figure(go.Heatmap(z=[[1]])),
+        "tonexty": go.Figure([go.Scatter(y=[1]), go.Scatter(y=[2], fill="tonexty")]),
+        "text mode": go.Figure(go.Scatter(y=[1], mode="text", text=["a"])),
+        "error bars": go.Figure(go.Scatter(y=[1], error_y=dict(array=[0.1]))),
+        "horizontal bar": go.Figure(go.Bar(x=[1], y=["a"], orientation="h")),
+        "two bars": go.Figure([go.Bar(y=[1]), go.Bar(y=[2])]),
+        "second axis": go.Figure(go.Scatter(y=[1], yaxis="y2")),
+        "arrow": go.Figure(go.Scatter(y=[1]), layout=dict(annotations=[dict(x=0, y=1, text="a")])),
+        "circle shape": go.Figure(
+            go.Scatter(y=[1]), layout=dict(shapes=[dict(type="circle", x0=0, x1=1, y0=0, y1=1)])
+        ),
+        "category axis": go.Figure(go.Scatter(y=[1]), layout=dict(xaxis=dict(type="category"))),
+    }
+    for name, fig in refused.items():
+        assert not liveplot.lite_ok(fig), name
+        assert liveplot.bundle(fig, lite=True) != "lite", name
+
+
+def test_one_hexagons_two_epsilon_charts_are_drawn_lite():
+    import numpy as np
+    import pandas as pd
+
+    from dashboard.hexagon import charts
+
+    sets = [
+        charts.ReleaseSet(
+            mechanism=name, title=name, values=np.linspace(18, 22, 50), share_within=0.5
+        )
+        for name in ("baseline", "array_averaging")
+    ]
+    dist = charts.releases_distribution(sets, true_mean=20.0, within=1.0, epsilon=1.0)
+    curves = pd.DataFrame({"epsilon": [0.1, 1, 10], "baseline": [10, 1, 0.1]})
+    worst = charts.worst_case_vs_epsilon(curves, epsilon=1.0, target=2.0, target_epsilon=0.5)
+    assert liveplot.lite_ok(dist) and liveplot.lite_ok(worst)
+
+
 def _page():
     import plotly.graph_objects as go
 
