@@ -119,7 +119,9 @@ def _course(step: int) -> Callable:
             page.goto(f"{url}/course?step={step}", wait_until="domcontentloaded")
             page.get_by_role("heading", name=f"Step {step}:").first.wait_for(state="visible")
             if step != 2 and step != 6:
-                page.locator(f":is({CHART}) .main-svg").first.wait_for(state="visible")
+                page.locator(f":is({CHART}) .main-svg, .hexplorer-lite canvas").first.wait_for(
+                    state="visible"
+                )
             _settle(page)
 
         out = {"first render": _measured(cdp, first)}

@@ -221,6 +221,7 @@ def routes() -> list[Route]:
 
 LITE_FILLS = frozenset({None, "none", "toself", "tozeroy"})
 LITE_SHAPES = frozenset({"line", "rect"})
+LITE_LINE_SHAPES = frozenset({None, "linear", "hv", "vh"})
 
 
 def lite_ok(fig: go.Figure) -> bool:
@@ -242,6 +243,8 @@ def lite_ok(fig: go.Figure) -> bool:
             if trace.fill not in LITE_FILLS or trace.error_y.array is not None:
                 return False
             if trace.mode is not None and "text" in trace.mode:
+                return False
+            if trace.line.shape not in LITE_LINE_SHAPES:
                 return False
     if any(s.type not in LITE_SHAPES for s in layout.shapes):
         return False

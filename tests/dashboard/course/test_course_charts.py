@@ -33,3 +33,4 @@ def test_every_course_chart_needs_only_the_basic_bundle():
         charts.staircase_chart(steps, 0.5, 3),
     ]
     assert [liveplot.bundle(f) for f in figs] == ["basic"] * len(figs)
+    assert [liveplot.bundle(f, lite=True) for f in figs] == ["lite"] * len(figs)  # the page's

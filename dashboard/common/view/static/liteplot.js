@@ -24,6 +24,24 @@ function arr(v) {
   return [];
 }
 
+// Streamlit's plotly template names its colours "#000001", "#000002", … for its frontend to
+// replace with the theme's categorical palette (its light theme's, here).
+const PALETTE = ["#0068c9", "#83c9ff", "#ff2b2b", "#ffabab", "#29b09d", "#7defa1", "#ff8700",
+  "#ffd16a", "#6d3fc0", "#d5dae5"];
+const PLOTLY = ["#636efa", "#EF553B", "#00cc96", "#ab63fa", "#FFA15A", "#19d3f3", "#FF6692",
+  "#B6E880", "#FF97FF", "#FECB52"];
+
+function colorway(layout) {
+  const t = ((layout.template || {}).layout || {}).colorway;
+  const way = layout.colorway || t || PLOTLY;
+  return way.map((c) => {
+    const m = /^#0000(\d\d)$/.exec(String(c));
+    return m && +m[1] >= 1 && +m[1] <= PALETTE.length ? PALETTE[+m[1] - 1] : c;
+  });
+}
+
+const isPaper = (ref) => ref === "paper" || / domain$/.test(ref || "");
+
 const num = (v) => (v === null || v === undefined || Number.isNaN(+v) ? null : +v);
 const DASH = {dot: [2, 3], dash: [6, 4], dashdot: [6, 3, 2, 3], longdash: [10, 4]};
 
@@ -84,41 +102,44 @@ const fmt = (v) => (v == null ? "" : Math.abs(v) >= 1e4 || (v !== 0 && Math.abs(
 // The traces as drawable parts: {kind, x[], y[], color, width, dash, fill, fillcolor, ...}.
 function parts(figure) {
   const out = [];
-  for (const t of figure.data || []) {
-    if (t.visible === false || t.visible === "legendonly") continue;
+  const way = colorway(figure.layout || {});
+  (figure.data || []).forEach((t, k) => {
+    if (t.visible === false || t.visible === "legendonly") return;
     const x = arr(t.x).map(num), y = arr(t.y).map(num);
     const line = t.line || {}, marker = t.marker || {};
     const opacity = t.opacity == null ? 1 : +t.opacity;
-    const color = line.color || marker.color || "#636efa";
+    const color = line.color || (typeof marker.color === "string" && marker.color)
+      || way[k % way.length];
     const p = {name: t.name || "", x, y, opacity, hover: t.hoverinfo !== "skip",
       custom: arr(t.customdata)};
     if (t.type === "bar") {
       out.push({...p, kind: "bar", color: typeof marker.color === "string" ? marker.color : color,
         width: t.width == null ? null : Array.isArray(t.width) ? t.width : +t.width,
         base: t.base == null ? 0 : +t.base});
-      continue;
+      return;
     }
     const mode = t.mode || "lines";
     out.push({...p, kind: "scatter", color, width: line.width == null ? 2 : +line.width,
-      dash: DASH[line.dash] || [], lines: mode.includes("lines"),
+      dash: DASH[line.dash] || [], lines: mode.includes("lines"), step: line.shape || "linear",
       markers: mode.includes("markers"), fill: t.fill || "none",
       fillcolor: t.fillcolor || withAlpha(color, 0.5),
       msize: marker.size == null ? 6 : +marker.size,
       mopen: String(marker.symbol || "").includes("open"),
       mcolor: typeof marker.color === "string" ? marker.color : color,
       mline: (marker.line && marker.line.width) || 2});
-  }
+  });
   return out;
 }
 
 function legendEntries(figure) {
   if (figure.layout && figure.layout.showlegend === false) return [];
   const out = [];
-  for (const t of figure.data || []) {
+  const way = colorway(figure.layout || {});
+  for (const [k, t] of (figure.data || []).entries()) {
     if (t.showlegend === false || !t.name) continue;
     const line = t.line || {}, marker = t.marker || {};
     const color = line.color || (typeof marker.color === "string" && marker.color) || t.fillcolor
-      || "#636efa";
+      || way[k % way.length];
     out.push({name: t.name, color, dash: line.dash || "solid",
       box: t.type === "bar" || (t.fill && t.fill !== "none" && !(line.width > 0)),
       marker: (t.mode || "").includes("markers") && !(t.mode || "").includes("lines")});
@@ -143,12 +164,13 @@ function drawParts(u, state) {
   ctx.clip();
   const layout = state.figure.layout || {};
   const shapes = layout.shapes || [];
+  const defaults = ((layout.template || {}).layout || {}).shapedefaults || {};
   const drawShape = (s) => {
-    const x0 = px(+s.x0, s.xref === "paper" ? "paper" : "x", "x");
-    const x1 = px(+s.x1, s.xref === "paper" ? "paper" : "x", "x");
-    const y0 = px(+s.y0, s.yref === "paper" ? "paper" : "y", "y");
-    const y1 = px(+s.y1, s.yref === "paper" ? "paper" : "y", "y");
-    const ln = s.line || {};
+    const x0 = px(+s.x0, isPaper(s.xref) ? "paper" : "x", "x");
+    const x1 = px(+s.x1, isPaper(s.xref) ? "paper" : "x", "x");
+    const y0 = px(+s.y0, isPaper(s.yref) ? "paper" : "y", "y");
+    const y1 = px(+s.y1, isPaper(s.yref) ? "paper" : "y", "y");
+    const ln = {...(defaults.line || {}), ...(s.line || {})};
     ctx.globalAlpha = s.opacity == null ? 1 : +s.opacity;
     if (s.type === "rect") {
       if (s.fillcolor) { ctx.fillStyle = s.fillcolor; ctx.fillRect(x0, y1, x1 - x0, y0 - y1); }
@@ -208,12 +230,16 @@ function drawParts(u, state) {
       ctx.setLineDash(p.dash.map((d) => d * p.width * dpr));
       ctx.beginPath();
       // A gap (null) in the trace breaks the line, as plotly draws it.
-      let pen = false;
+      // "hv" / "vh": plotly's step lines (across, then up; up, then across).
+      let pen = false, px0 = 0, py0 = 0;
       p.x.forEach((x, i) => {
         const y = p.y[i];
         if (x === null || y === null) { pen = false; return; }
-        if (pen) ctx.lineTo(X(x), Y(y)); else ctx.moveTo(X(x), Y(y));
-        pen = true;
+        const a = X(x), b = Y(y);
+        if (pen && p.step === "hv") ctx.lineTo(a, py0);
+        if (pen && p.step === "vh") ctx.lineTo(px0, b);
+        if (pen) ctx.lineTo(a, b); else ctx.moveTo(a, b);
+        pen = true; px0 = a; py0 = b;
       });
       if (p.fill === "toself") ctx.closePath();
       ctx.stroke();
@@ -236,8 +262,8 @@ function drawParts(u, state) {
   const font = state.fontFamily;
   for (const a of layout.annotations || []) {
     if (!a.text) continue;
-    const x = px(+a.x, a.xref === "paper" ? "paper" : "x", "x");
-    const y = px(+a.y, a.yref === "paper" ? "paper" : "y", "y");
+    const x = px(+a.x, isPaper(a.xref) ? "paper" : "x", "x");
+    const y = px(+a.y, isPaper(a.yref) ? "paper" : "y", "y");
     const size = ((a.font && a.font.size) || state.fontSize) * dpr;
     ctx.font = `${size}px ${font}`;
     ctx.textAlign = "left";
@@ -300,8 +326,8 @@ function prepare(state) {
     xs.push(sorted[0] - g / 2, sorted[sorted.length - 1] + g / 2);
   }
   for (const s of layout.shapes || []) {
-    if (s.xref !== "paper") xs.push(+s.x0, +s.x1);
-    if (s.yref !== "paper") ys.push(+s.y0, +s.y1);
+    if (!isPaper(s.xref)) xs.push(+s.x0, +s.x1);
+    if (!isPaper(s.yref)) ys.push(+s.y0, +s.y1);
   }
   state.parts = ps;
   state.x = extent(xs, xa, false);

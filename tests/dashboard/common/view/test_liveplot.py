@@ -97,6 +97,7 @@ def test_lite_only_when_asked_and_only_for_what_liteplot_draws():
         "circle shape": go.Figure(
             go.Scatter(y=[1]), layout=dict(shapes=[dict(type="circle", x0=0, x1=1, y0=0, y1=1)])
         ),
+        "spline": go.Figure(go.Scatter(y=[1, 2], line=dict(shape="spline"))),
         "category axis": go.Figure(go.Scatter(y=[1]), layout=dict(xaxis=dict(type="category"))),
     }
     for name, fig in refused.items():
