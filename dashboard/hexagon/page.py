@@ -269,7 +269,7 @@ def view(spec: DataSpec) -> None:
         drawn: set[str] = set()
 
         def _chart(key: str) -> None:
-            ui.chart(figures[key](), key=key)
+            ui.chart(figures[key](), key=key, lite=True)  # plotly.js only if not lite_ok
             drawn.add(key)
 
         with tabs[hs.TAB_READOUTS]:
