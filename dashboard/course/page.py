@@ -46,7 +46,7 @@ def _epsilon(step: int) -> float:
 def _step1(a: Answer) -> float:
     eps = _epsilon(1)
     st.metric("odds change at most", f"×{math.exp(eps):.3f}")
-    ui.chart(charts.odds_chart(eps, a.given["factor"]), key="course_odds", lite=True)
+    ui.chart(charts.odds_chart(eps, a.given["factor"]), key="course_odds")
     return eps
 
 
@@ -86,7 +86,7 @@ def _step3(a: Answer, label: str) -> int:
     c2.metric("noise E2", f"{float(parts.noise[i]):.3g} {u.value}")
     c3.metric("worst case E", f"{float(parts.total[i]):.4g} {u.value}")
     ms = np.arange(h.m_min, h.m_max + 1)
-    ui.chart(charts.error_chart(ms, parts, m, u), key="course_error", lite=True)
+    ui.chart(charts.error_chart(ms, parts, m, u), key="course_error")
     return m
 
 
@@ -96,9 +96,7 @@ def _step4(a: Answer, label: str) -> float:
     values, s = cc.share(spec, label, eps, within, int(ss[state.SEED]))
     h = compute.hat(spec, label)
     st.metric(f"releases within ±{within:g} {u.value}", f"{s.share_within:.1%}")
-    ui.chart(
-        charts.releases_chart(values, h.true_mean, within, u), key="course_releases", lite=True
-    )
+    ui.chart(charts.releases_chart(values, h.true_mean, within, u), key="course_releases")
     return eps
 
 
@@ -108,9 +106,7 @@ def _step5(label: str) -> float:
     c1, c2 = st.columns(2)
     c1.metric("m^(ε)", f"{m:,}")
     c2.metric("worst case E(m^(ε))", f"{err:.4g} {u.value}")
-    ui.chart(
-        charts.staircase_chart(cc.staircase(spec, label), eps, m), key="course_staircase", lite=True
-    )
+    ui.chart(charts.staircase_chart(cc.staircase(spec, label), eps, m), key="course_staircase")
     return eps
 
 

@@ -210,7 +210,6 @@ def view(spec: DataSpec) -> None:
                         font_size=font,
                     ),
                     key="distribution",
-                    lite=True,
                 )
         with right:
             ui.chart(
@@ -225,7 +224,6 @@ def view(spec: DataSpec) -> None:
                     font_size=font,
                 ),
                 key="worst_case_vs_epsilon",
-                lite=True,
             )
         if plan_note:
             st.caption(plan_note)
@@ -269,7 +267,7 @@ def view(spec: DataSpec) -> None:
         drawn: set[str] = set()
 
         def _chart(key: str) -> None:
-            ui.chart(figures[key](), key=key, lite=True)  # plotly.js only if not lite_ok
+            ui.chart(figures[key](), key=key)
             drawn.add(key)
 
         with tabs[hs.TAB_READOUTS]:

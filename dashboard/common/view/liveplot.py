@@ -17,8 +17,8 @@ served — ``AppTest``, or a page run on its own with ``streamlit run dashboard/
 :func:`chart` falls back to ``st.plotly_chart``; :func:`enable` is what ``app.py`` calls when it
 serves the route.
 
-A chart a slider moves on every step can be drawn without plotly.js at all: ``ui.chart(...,
-lite=True)`` sends the same figure to ``static/liteplot.js``, which draws it with uPlot (51 kB,
+A chart can be drawn without plotly.js at all: ``ui.chart(...)`` (``lite=True``, its default)
+sends the same figure to ``static/liteplot.js``, which draws it with uPlot (51 kB,
 MIT, kept in ``static/`` with its licence) when :func:`lite_ok` says the figure uses only what
 that renderer draws (scatter lines, markers and fills, one bar trace, line and rect shapes, text
 annotations, linear or log axes). On One hexagon that removed plotly.js's start from the first

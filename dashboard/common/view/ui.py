@@ -94,12 +94,14 @@ def csv_maker(df: pd.DataFrame, provenance: Provenance | None = None) -> Callabl
     return lambda: downloads.csv_bytes(df, provenance)
 
 
-def chart(fig: go.Figure, *, key: str, lite: bool = False) -> None:
-    """Show a plotly figure with the modebar's PNG export kept, drawn by the chart that updates
-    in place (:mod:`dashboard.common.view.liveplot`): a slider's step updates it rather than
-    having the browser rebuild it, and a figure of scatter, bar and pie traces loads plotly.js's
-    basic bundle (about 0.5 s of the browser's main thread against 1.6-2.2 s for Streamlit's
-    full plotly element, ``bench/bench_render.py``)."""
+def chart(fig: go.Figure, *, key: str, lite: bool = True) -> None:
+    """Show a plotly figure, drawn by the chart that updates in place
+    (:mod:`dashboard.common.view.liveplot`): a slider's step updates it rather than having the
+    browser rebuild it. A figure :func:`liveplot.lite_ok` accepts is drawn with uPlot
+    (``static/liteplot.js``: no plotly.js in the browser at all); any other with plotly.js's basic
+    bundle when its traces allow (about 0.5 s of the browser's main thread against 1.6-2.2 s for
+    Streamlit's full plotly element), else the full one, with the modebar's PNG export
+    (``bench/bench_render.py``). ``lite=False``: never uPlot."""
     liveplot.chart(fig, key=f"chart_{key}", config=PNG_CONFIG, lite=lite)
     shown.add_figure(key, fig)  # the report hands out what the page drew
 
