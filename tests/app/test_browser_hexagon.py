@@ -10,6 +10,7 @@ Chromium (or Playwright) the test fails when CI is set and is skipped otherwise.
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 from browser_server import (
@@ -75,6 +76,15 @@ def test_presenter_view_at_1280x720(server):
                       return k / (c.width * c.height); }"""
         )
         assert painted > 0.1, painted  # the ridges cover a good part of the plot
+        # Its PNG export (plotly's modebar gave one): title and canvas, as a PNG file.
+        distribution.hover()
+        with page.expect_download() as got:
+            distribution.locator(".lite-png").click()
+        download = got.value
+        assert download.suggested_filename.startswith("Where_releases")
+        assert download.suggested_filename.endswith(".png")
+        data = Path(download.path()).read_bytes()
+        assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 5_000
 
         # The headline carries the unit in every number's label.
         headline = page.locator(".st-key-hexagon_headline table")

@@ -402,6 +402,32 @@ function nearest(state, u, cx, cy) {
   return best;
 }
 
+// The chart as a PNG: its title, then uPlot's canvas (axes, traces, annotations) on white,
+// as plotly's modebar export gave it.
+function downloadPng(root) {
+  const state = root.__lite;
+  if (!state || !state.u) return;
+  const plot = state.u.ctx.canvas;
+  const dpr = devicePixelRatio || 1;
+  const title = root.querySelector(".lite-title").textContent;
+  const head = Math.round(28 * dpr);
+  const out = document.createElement("canvas");
+  out.width = plot.width;
+  out.height = plot.height + head;
+  const ctx = out.getContext("2d");
+  ctx.fillStyle = "#ffffff";
+  ctx.fillRect(0, 0, out.width, out.height);
+  ctx.fillStyle = state.ink;
+  ctx.font = `600 ${Math.round(15 * dpr)}px ${state.fontFamily}`;
+  ctx.textBaseline = "middle";
+  ctx.fillText(title, 4 * dpr, head / 2);
+  ctx.drawImage(plot, 0, head);
+  const link = document.createElement("a");
+  link.download = (title || "chart").replace(/[^\w.-]+/g, "_").slice(0, 80) + ".png";
+  link.href = out.toDataURL("image/png");
+  link.click();
+}
+
 function renderLite(component, figure) {
   const {parentElement} = component;
   let root = parentElement.querySelector("div.hexplorer-liveplot");
@@ -416,8 +442,15 @@ function renderLite(component, figure) {
       + 'flex-wrap:wrap;gap:2px 14px;font-size:13px;margin-top:4px"></div>'
       + '<div class="lite-tip" style="position:absolute;display:none;pointer-events:none;'
       + 'background:rgba(255,255,255,0.95);border:1px solid #ccc;border-radius:4px;'
-      + 'padding:2px 6px;font-size:12px;color:#222;white-space:nowrap;z-index:5"></div>';
+      + 'padding:2px 6px;font-size:12px;color:#222;white-space:nowrap;z-index:5"></div>'
+      + '<button class="lite-png" type="button" title="Download the chart as PNG" style="'
+      + 'position:absolute;top:0;right:0;border:0;background:transparent;cursor:pointer;'
+      + 'font-size:13px;opacity:0;color:inherit;padding:0 4px">PNG ⤓</button>';
     parentElement.appendChild(root);
+    const png = root.querySelector(".lite-png");
+    root.addEventListener("mouseenter", () => { png.style.opacity = "0.7"; });
+    root.addEventListener("mouseleave", () => { png.style.opacity = "0"; });
+    png.addEventListener("click", () => downloadPng(root));
   }
   const layout = figure.layout || {};
   const style = getComputedStyle(parentElement);
