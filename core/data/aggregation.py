@@ -147,8 +147,50 @@ def combine_fixed(
     their ids."""
     if len(parts) == 1 and not sort:
         return parts[0]
+    whole = _one_enum(parts)
+    if sort:
+        merged = _sorted_sums(whole, text_ids=text_ids)
+        if merged is not None:
+            return merged
     sums = [pl.col("m").sum(), pl.col("s").sum(), pl.col("q").sum()]
-    return _grouped(_one_enum(parts), sums, sort, text_ids=text_ids).collect()
+    return _grouped(whole, sums, sort, text_ids=text_ids).collect()
+
+
+def _sorted_sums(frame: pl.DataFrame, *, text_ids: bool) -> pl.DataFrame | None:
+    """The rows of ``frame`` (cell, slot, user, m, s, q: partial sums) summed per (cell, slot,
+    user) and sorted, by one sort on the packed key and a sum over each run of equal keys (no
+    hash table: the parts' keys are mostly distinct, and the file's order needs the sort
+    anyway); None when the keys do not pack (:func:`_packed`)."""
+    packed = _packed(frame)
+    if packed is None:
+        return None
+    key, decode, bits = packed
+    k, order = _sort_keys(key.to_numpy())
+    sums = {c: frame.get_column(c).to_numpy()[order] for c in ("m", "s", "q")}
+    new = np.ones(k.size, dtype=bool)
+    new[1:] = k[1:] != k[:-1]
+    if not new.all():  # a (cell, slot, user) in two parts: add its runs (exact integers)
+        starts = np.flatnonzero(new)
+        k = k[starts]
+        sums = {c: np.add.reduceat(v, starts) for c, v in sums.items()}
+    keys = _unpacked(k, decode, bits, text_ids)
+    return keys.with_columns(pl.Series(c, v, dtype=pl.Int64) for c, v in sums.items())
+
+
+def _sort_keys(k: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(``k`` sorted, the order that sorts it): when the row numbers fit beside the keys in 64
+    bits, one ``np.sort`` of ``key << bits | row`` (several times faster than an argsort).
+
+    >>> [a.tolist() for a in _sort_keys(np.array([5, 3, 5, 1], dtype=np.uint64))]
+    [[1, 3, 5, 5], [3, 1, 0, 2]]
+    """
+    row_bits = max(1, int(k.size - 1).bit_length())
+    if k.size == 0 or int(k.max()).bit_length() + row_bits > 64:
+        order = np.argsort(k, kind="stable")
+        return k[order], order
+    both = np.sort((k << np.uint64(row_bits)) | np.arange(k.size, dtype=np.uint64))
+    order = (both & np.uint64((1 << row_bits) - 1)).astype(np.int64)
+    return both >> np.uint64(row_bits), order
 
 
 def _one_enum(parts: list[pl.DataFrame]) -> pl.DataFrame:
@@ -189,21 +231,32 @@ def _grouped(
         text = frame.with_columns(pl.col("user").cast(pl.String))
         out = text.lazy().group_by(_KEYS).agg(sums)
         return out.sort(_KEYS) if sort else out
-    key, (base, ones, slot0, users), (slot_bits, user_bits) = packed
+    key, decode, bits = packed
     query = frame.lazy().with_columns(key).group_by("_key").agg(sums)
     agg = (query.sort("_key") if sort else query).collect()
-    k = agg.get_column("_key").to_numpy()
+    keys = _unpacked(agg.get_column("_key").to_numpy(), decode, bits, text_ids)
+    return pl.concat([keys, agg.drop("_key")], how="horizontal").lazy()
+
+
+def _unpacked(
+    k: np.ndarray,
+    decode: tuple[int, int, int, pl.Series],
+    bits: tuple[int, int],
+    text_ids: bool,
+) -> pl.DataFrame:
+    """The columns cell, slot, user of packed keys ``k`` (:func:`_packed`'s decoding)."""
+    base, ones, slot0, users = decode
+    slot_bits, user_bits = bits
     user_mask = np.uint64((1 << user_bits) - 1)
     slot_mask = np.uint64((1 << slot_bits) - 1)
     high = (k >> np.uint64(slot_bits + user_bits)) + np.uint64(base)
-    keys = pl.DataFrame(
+    return pl.DataFrame(
         {
             "cell": pl.Series((high << np.uint64(ones)) | np.uint64((1 << ones) - 1)),
             "slot": pl.Series(((k >> np.uint64(user_bits)) & slot_mask).astype(np.int64) + slot0),
             "user": _user_column(users, k & user_mask, text_ids),
         }
     )
-    return pl.concat([keys, agg.drop("_key")], how="horizontal").lazy()
 
 
 def _user_column(users: pl.Series, codes: np.ndarray, text_ids: bool) -> pl.Series:

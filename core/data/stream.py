@@ -203,6 +203,7 @@ def _summarise(
         clock.tick("aggregate")
     tally.check()
     assert shifts is not None  # tally.check() refused an input without records
+    del frame, cleaned, records  # the last batch: not held through the combine
     if redo:
         offset = 0
         for index, frame in enumerate(make_batches()):
