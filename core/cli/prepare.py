@@ -57,7 +57,7 @@ def register(sub: Any, data: argparse.ArgumentParser, names: list[str]) -> None:
         type=int,
         default=None,
         metavar="N",
-        help="rows per streamed batch for --engine polars [5000000]",
+        help="rows per streamed batch for --engine polars [10000000]",
     )
     p.set_defaults(func=run)
 

@@ -59,6 +59,9 @@ from core.data.tally import distinct_count
 BUCKET_RECORDS = 4_000_000
 #: Summary rows per range (one part of a dataset) aimed at.
 PART_ROWS = 2_000_000
+#: The most raw rows a summaries file is prepared from with its sums in memory
+#: (:func:`core.data.stream.prepare_to_file`); more go through the buckets.
+IN_MEMORY_ROWS = 15_000_000
 
 __all__ = [
     "BUCKET_RECORDS",
@@ -385,12 +388,12 @@ def prepare_summaries(
     """``hexplorer prepare``'s polars engine: a summaries file or dataset, in bounded memory.
 
     A dataset is always written through the buckets (:func:`prepare_out_of_core`). A file from
-    an input of at most ``3 × batch_rows`` rows is written by
+    an input of at most ``3 × batch_rows`` rows (and :data:`IN_MEMORY_ROWS`) is written by
     :func:`core.data.stream.prepare_to_file` (its sums stay in memory: a few batches' worth,
     and no temporary files); a larger input goes through the buckets too, so memory does not
     grow with the number of summaries. Both give the same file, row for row.
     """
-    if layout == "file" and _estimated_rows(source) <= 3 * batch_rows:
+    if layout == "file" and _estimated_rows(source) <= min(3 * batch_rows, IN_MEMORY_ROWS):
         return prepare_to_file(
             source, target, columns, config, batch_rows=batch_rows, timings=timings
         )
