@@ -13,16 +13,18 @@ from __future__ import annotations
 import math
 import os
 from concurrent.futures import ThreadPoolExecutor
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
 import h3ronpy
 import numpy as np
-import pandas as pd
 import polars as pl
 from h3ronpy.vector import coordinates_to_cells
 
 from core.data.config import PrepConfig
 from core.errors import HexplorerError
+
+if TYPE_CHECKING:  # pandas only for the return type: `hexplorer prepare` never imports it
+    import pandas as pd
 
 __all__ = [
     "aggregate",
