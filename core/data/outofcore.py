@@ -39,7 +39,7 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from core.data.aggregation import aggregate_fixed, fixed_shifts, from_fixed, label_frame, labels_for
+from core.data.aggregation import aggregate_fixed, fixed_shifts, from_fixed, label_table, labels_for
 from core.data.config import ColumnMap, PrepConfig
 from core.data.dataset import DatasetWriter
 from core.data.prepare import DEFAULT_COLUMNS, DEFAULT_CONFIG, PrepReport, Tally, clean_records
@@ -275,7 +275,7 @@ def _ranges(sums: list[Path], hats: list[pl.DataFrame], part_rows: int) -> Itera
 
 def _labelled(part: pl.DataFrame, config: PrepConfig) -> pa.Table:
     labels = labels_for(part, config)
-    return label_frame(part, *labels).to_arrow().cast(SCHEMA)
+    return label_table(part, *labels)
 
 
 def prepare_out_of_core(

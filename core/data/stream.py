@@ -34,7 +34,7 @@ from core.data.aggregation import (
     combine_fixed,
     fixed_shifts,
     from_fixed,
-    label_frame,
+    label_table,
     labels_for,
     sorted_counts,
 )
@@ -215,7 +215,7 @@ def _summarise(
                 )
             offset += frame.height
         clock.tick("second pass")
-    # sorted by (cell, slot, user); the users stay an Enum (label_frame writes their text)
+    # sorted by (cell, slot, user); the users stay an Enum (label_table writes their text)
     agg = from_fixed(combine_fixed(parts, sort=True, text_ids=False), *shifts)
     clock.tick("combine")
     return agg, tally, hashes
@@ -295,8 +295,7 @@ def write_aggregate(
     target = Path(target)
     with pq.ParquetWriter(target, SCHEMA.with_metadata(meta), compression="zstd") as writer:
         for start in range(0, agg.height, WRITE_ROWS):
-            piece = label_frame(agg.slice(start, WRITE_ROWS), *labels)
-            writer.write_table(piece.to_arrow().cast(SCHEMA))
+            writer.write_table(label_table(agg.slice(start, WRITE_ROWS), *labels))
     return target
 
 
