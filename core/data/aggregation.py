@@ -126,19 +126,26 @@ def aggregate_fixed(
 ) -> pl.LazyFrame:
     """Per (cell, slot, user): m, and the fixed-point integer sums s, q (see :func:`aggregate`).
 
-    Columns cell, slot, user, m, s, q, one row per group, in any order. The three keys are
-    packed into one 64-bit integer first (:func:`_packed`): polars groups one integer column
-    several times faster than three columns with text among them. ``text_ids=False`` leaves
-    the users as a polars Enum of their sorted ids (what :func:`combine_fixed` merges without
-    touching the text).
+    Columns cell, slot, user, m, s, q, one row per group. The three keys are packed into one
+    64-bit integer first (:func:`_packed`); when the row numbers fit beside it, the rows are
+    summed by one sort of the key and a sum over each run of equal keys
+    (:func:`_sums_by_sort`: no hash table, and the groups come out sorted by (cell, slot,
+    user), the summaries' order); otherwise polars groups the packed key (or the three
+    columns), in any order. ``text_ids=False`` leaves the users as a polars Enum of their
+    sorted ids (what :func:`combine_fixed` merges without touching the text).
     """
+    frame = records.collect() if isinstance(records, pl.LazyFrame) else records
+    if frame.get_column("value").null_count() == 0:
+        by_sort = _sums_by_sort(frame, text_ids=text_ids, shifts=(shift_s, shift_q))
+        if by_sort is not None:
+            return by_sort.lazy()
     value = pl.col("value")
     sums = [
         pl.len().cast(pl.Int64).alias("m"),
         fixed_value(value, shift_s).sum().alias("s"),
         fixed_value(value * value, shift_q).sum().alias("q"),
     ]
-    return _grouped(records, sums, text_ids=text_ids)
+    return _grouped(frame, sums, text_ids=text_ids)
 
 
 def combine_fixed(
@@ -148,50 +155,98 @@ def combine_fixed(
     as aggregating their records at once (integer sums in any grouping); with ``sort``, sorted
     by (cell, slot, user) on the packed key (the order of the summaries file). Parts whose
     users are Enums (``text_ids=False``) are merged on their codes, through the union of
-    their ids."""
+    their ids. One part already in that order (as :func:`aggregate_fixed` gives it) is
+    returned as it is."""
     if len(parts) == 1 and not sort:
+        return parts[0]
+    if len(parts) == 1 and _in_key_order(parts[0], text_ids=text_ids):
         return parts[0]
     whole = _one_enum(parts)
     if sort:
-        merged = _sorted_sums(whole, text_ids=text_ids)
+        merged = _sums_by_sort(whole, text_ids=text_ids)
         if merged is not None:
             return merged
     sums = [pl.col("m").sum(), pl.col("s").sum(), pl.col("q").sum()]
     return _grouped(whole, sums, sort, text_ids=text_ids).collect()
 
 
-def _sorted_sums(frame: pl.DataFrame, *, text_ids: bool) -> pl.DataFrame | None:
-    """The rows of ``frame`` (cell, slot, user, m, s, q: partial sums) summed per (cell, slot,
-    user) and sorted, by one sort on the packed key and a sum over each run of equal keys (no
-    hash table: the parts' keys are mostly distinct, and the file's order needs the sort
-    anyway); None when the keys do not pack (:func:`_packed`)."""
+def _in_key_order(frame: pl.DataFrame, *, text_ids: bool) -> bool:
+    """Whether the rows are strictly ascending in (cell, slot, user) and the users are text
+    (``text_ids``) or else an Enum of sorted ids (compared by code): a few vector comparisons,
+    no sort.
+
+    >>> f = pl.DataFrame({"cell": [1, 1, 2], "slot": [5, 5, 0], "user": ["a", "b", "a"]})
+    >>> _in_key_order(f, text_ids=True), _in_key_order(f.reverse(), text_ids=True)
+    (True, False)
+    """
+    user = frame.get_column("user")
+    if isinstance(user.dtype, pl.Enum) and not text_ids:
+        if not pl.Series(user.dtype.categories).is_sorted():
+            return False
+        user = user.to_physical()
+    elif user.dtype != pl.String or not text_ids:
+        return False
+    if frame.height < 2:
+        return True
+    cell, slot = frame.get_column("cell"), frame.get_column("slot")
+    later, same = [], []
+    for col in (cell, slot, user):
+        a, b = col.slice(1), col.slice(0, frame.height - 1)
+        later.append((a > b).to_numpy())
+        same.append((a == b).to_numpy())
+    ascending = later[0] | (same[0] & (later[1] | (same[1] & later[2])))
+    return bool(ascending.all())
+
+
+def _sums_by_sort(
+    frame: pl.DataFrame, *, text_ids: bool, shifts: tuple[int, int] | None = None
+) -> pl.DataFrame | None:
+    """Rows summed per (cell, slot, user) and sorted, by one sort on the packed key
+    (:func:`_sort_keys`) and a sum over each run of equal keys: records (``shifts``: m the run
+    lengths, s and q the sums of :func:`fixed_value` at those shifts) or partial sums (columns
+    m, s, q: the parts' keys are mostly distinct, and the file's order needs the sort anyway).
+    None when the keys, with the row numbers, do not fit 64 bits."""
     packed = _packed(frame)
     if packed is None:
         return None
     key, decode, bits = packed
-    k, order = _sort_keys(key.to_numpy())
-    sums = {c: frame.get_column(c).to_numpy()[order] for c in ("m", "s", "q")}
-    new = np.ones(k.size, dtype=bool)
+    ordered = _sort_keys(key.to_numpy())
+    if ordered is None:
+        return None
+    k, order = ordered
+    n = k.size
+    new = np.ones(n, dtype=bool)
     new[1:] = k[1:] != k[:-1]
-    if not new.all():  # a (cell, slot, user) in two parts: add its runs (exact integers)
-        starts = np.flatnonzero(new)
+    starts = np.flatnonzero(new)
+    if shifts is None:
+        sums = {c: frame.get_column(c).to_numpy()[order] for c in ("m", "s", "q")}
+    else:  # the same polars expressions as the group-by, on the values in key order
+        value = pl.DataFrame({"value": frame.get_column("value").to_numpy()[order]})
+        fixed = value.select(
+            fixed_value(pl.col("value"), shifts[0]).alias("s"),
+            fixed_value(pl.col("value") * pl.col("value"), shifts[1]).alias("q"),
+        )
+        sums = {c: fixed.get_column(c).to_numpy() for c in "sq"}
+    if starts.size < n:  # runs of equal keys: add them up (exact integers)
         k = k[starts]
         sums = {c: np.add.reduceat(v, starts) for c, v in sums.items()}
+    if shifts is not None:  # a record's count is its run's length
+        sums = {"m": np.diff(starts, append=n).astype(np.int64)} | sums
     keys = _unpacked(k, decode, bits, text_ids)
     return keys.with_columns(pl.Series(c, v, dtype=pl.Int64) for c, v in sums.items())
 
 
-def _sort_keys(k: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(``k`` sorted, the order that sorts it): when the row numbers fit beside the keys in 64
-    bits, one ``np.sort`` of ``key << bits | row`` (several times faster than an argsort).
+def _sort_keys(k: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """(``k`` sorted, the order that sorts it) by one ``np.sort`` of ``key << bits | row``
+    (several times faster than an argsort); None when the row numbers do not fit beside the
+    keys in 64 bits.
 
     >>> [a.tolist() for a in _sort_keys(np.array([5, 3, 5, 1], dtype=np.uint64))]
     [[1, 3, 5, 5], [3, 1, 0, 2]]
     """
     row_bits = max(1, int(k.size - 1).bit_length())
     if k.size == 0 or int(k.max()).bit_length() + row_bits > 64:
-        order = np.argsort(k, kind="stable")
-        return k[order], order
+        return None
     both = np.sort((k << np.uint64(row_bits)) | np.arange(k.size, dtype=np.uint64))
     order = (both & np.uint64((1 << row_bits) - 1)).astype(np.int64)
     return both >> np.uint64(row_bits), order
