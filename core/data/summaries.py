@@ -353,6 +353,12 @@ def summary_pieces(
         for _, part in _dataset_parts(path, wanted, body):
             yield part
         return
+    if isinstance(path, str | os.PathLike):  # polars reads the text without Arrow copies
+        scan = pl.scan_parquet(path).select(wanted)
+        total = pq.read_metadata(path).num_rows
+        for start in range(0, total, rows):
+            yield _typed_checked(scan.slice(start, rows).collect(), path, body)
+        return
     for batch in pq.ParquetFile(path).iter_batches(batch_size=rows, columns=wanted):
         frame = pl.from_arrow(batch)
         assert isinstance(frame, pl.DataFrame)
