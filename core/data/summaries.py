@@ -354,7 +354,7 @@ def summary_pieces(
             yield part
         return
     if isinstance(path, str | os.PathLike):  # polars reads the text without Arrow copies
-        scan = pl.scan_parquet(path).select(wanted)
+        scan = pl.scan_parquet(Path(path)).select(wanted)
         total = pq.read_metadata(path).num_rows
         for start in range(0, total, rows):
             yield _typed_checked(scan.slice(start, rows).collect(), path, body)
