@@ -56,8 +56,8 @@ def release_batches(
                 "The summaries are not sorted by HAT, so they cannot be released piece by piece."
             )
         tail = hats[-1]
-        done = frame.filter(pl.col("hat") != tail)
-        held = frame.filter(pl.col("hat") == tail)
+        cut = int(hats.search_sorted(tail, side="left"))  # sorted: the tail HAT's first row
+        done, held = frame.slice(0, cut), frame.slice(cut)  # views, no copy
         last = tail
         if done.height:
             parts.append(

@@ -62,6 +62,18 @@ def _version() -> str:
     return software_version()
 
 
+class _VersionAction(argparse.Action):
+    """``--version``: the installed version, looked up only when asked for (importlib.metadata
+    costs every other command ~40 ms)."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS, **kw: Any):
+        super().__init__(option_strings, dest=dest, default=argparse.SUPPRESS, nargs=0, **kw)
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: Any) -> None:
+        print(f"{parser.prog} {_version()}")
+        parser.exit()
+
+
 def build_parser() -> argparse.ArgumentParser:
     from core.mechanisms import MECHANISMS
 
@@ -71,7 +83,9 @@ def build_parser() -> argparse.ArgumentParser:
         prog="hexplorer",
         description="User-level differential privacy for mean speeds per hexagon and hour (HAT).",
     )
-    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
+    parser.add_argument(
+        "--version", action=_VersionAction, help="show program's version number and exit"
+    )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for command in COMMANDS:
         command.register(sub, data, names)

@@ -66,9 +66,6 @@ def register(sub: Any, data: argparse.ArgumentParser, names: list[str]) -> None:
 def run_all(args: argparse.Namespace) -> Any:
     """``release --all``: one release per HAT (core.citywide.batch) to ``--output``: simulated
     with ``--seed``, else published (core.publish.batch)."""
-    from core.citywide.batch import HatBatch, release_all
-    from core.citywide.gridset import select_grids
-
     if args.engine == "spark":
         from core.cli import release_spark
 
@@ -84,9 +81,10 @@ def run_all(args: argparse.Namespace) -> Any:
                     f"--{flag} is for published releases; drop --seed to publish "
                     "(a simulated release is never recorded)."
                 )
-    from core.publish.files import OUTPUT_SUFFIXES
-
-    suffixes = (".csv", ".parquet") if args.seed is not None else OUTPUT_SUFFIXES
+    if args.seed is not None:  # a simulated table: core.publish is not imported
+        suffixes: tuple[str, ...] = (".csv", ".parquet")
+    else:
+        from core.publish.files import OUTPUT_SUFFIXES as suffixes
     target = common.output_path(args.output, force=args.force, suffixes=suffixes)
     if args.seed is None:
         from core.publish.files import check_writable
@@ -118,8 +116,12 @@ def run_all(args: argparse.Namespace) -> Any:
 
             if parts_ascending(args.data):  # part by part, one ledger transaction
                 return publish_all(args, None, epsilon, target)
+    from core.citywide.batch import HatBatch, release_all
+
     summaries = _summaries(args)
     if args.slot_filter is not None or args.day is not None:
+        from core.citywide.gridset import select_grids
+
         summaries = select_grids(summaries, slot=args.slot_filter, day=args.day)
     batch = HatBatch.from_summaries(summaries, upper=args.upper)
     if args.seed is None:

@@ -13,16 +13,19 @@ from __future__ import annotations
 import math
 import os
 from concurrent.futures import ThreadPoolExecutor
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
 import h3ronpy
 import numpy as np
-import pandas as pd
 import polars as pl
+import pyarrow as pa
 from h3ronpy.vector import coordinates_to_cells
 
 from core.data.config import PrepConfig
 from core.errors import HexplorerError
+
+if TYPE_CHECKING:  # pandas only for the return type: `hexplorer prepare` never imports it
+    import pandas as pd
 
 __all__ = [
     "aggregate",
@@ -33,6 +36,7 @@ __all__ = [
     "fixed_value",
     "from_fixed",
     "label_frame",
+    "label_table",
     "labelled",
     "labels_for",
     "sorted_counts",
@@ -122,19 +126,26 @@ def aggregate_fixed(
 ) -> pl.LazyFrame:
     """Per (cell, slot, user): m, and the fixed-point integer sums s, q (see :func:`aggregate`).
 
-    Columns cell, slot, user, m, s, q, one row per group, in any order. The three keys are
-    packed into one 64-bit integer first (:func:`_packed`): polars groups one integer column
-    several times faster than three columns with text among them. ``text_ids=False`` leaves
-    the users as a polars Enum of their sorted ids (what :func:`combine_fixed` merges without
-    touching the text).
+    Columns cell, slot, user, m, s, q, one row per group. The three keys are packed into one
+    64-bit integer first (:func:`_packed`); when the row numbers fit beside it, the rows are
+    summed by one sort of the key and a sum over each run of equal keys
+    (:func:`_sums_by_sort`: no hash table, and the groups come out sorted by (cell, slot,
+    user), the summaries' order); otherwise polars groups the packed key (or the three
+    columns), in any order. ``text_ids=False`` leaves the users as a polars Enum of their
+    sorted ids (what :func:`combine_fixed` merges without touching the text).
     """
+    frame = records.collect() if isinstance(records, pl.LazyFrame) else records
+    if frame.get_column("value").null_count() == 0:
+        by_sort = _sums_by_sort(frame, text_ids=text_ids, shifts=(shift_s, shift_q))
+        if by_sort is not None:
+            return by_sort.lazy()
     value = pl.col("value")
     sums = [
         pl.len().cast(pl.Int64).alias("m"),
         fixed_value(value, shift_s).sum().alias("s"),
         fixed_value(value * value, shift_q).sum().alias("q"),
     ]
-    return _grouped(records, sums, text_ids=text_ids)
+    return _grouped(frame, sums, text_ids=text_ids)
 
 
 def combine_fixed(
@@ -144,11 +155,101 @@ def combine_fixed(
     as aggregating their records at once (integer sums in any grouping); with ``sort``, sorted
     by (cell, slot, user) on the packed key (the order of the summaries file). Parts whose
     users are Enums (``text_ids=False``) are merged on their codes, through the union of
-    their ids."""
+    their ids. One part already in that order (as :func:`aggregate_fixed` gives it) is
+    returned as it is."""
     if len(parts) == 1 and not sort:
         return parts[0]
+    if len(parts) == 1 and _in_key_order(parts[0], text_ids=text_ids):
+        return parts[0]
+    whole = _one_enum(parts)
+    if sort:
+        merged = _sums_by_sort(whole, text_ids=text_ids)
+        if merged is not None:
+            return merged
     sums = [pl.col("m").sum(), pl.col("s").sum(), pl.col("q").sum()]
-    return _grouped(_one_enum(parts), sums, sort, text_ids=text_ids).collect()
+    return _grouped(whole, sums, sort, text_ids=text_ids).collect()
+
+
+def _in_key_order(frame: pl.DataFrame, *, text_ids: bool) -> bool:
+    """Whether the rows are strictly ascending in (cell, slot, user) and the users are text
+    (``text_ids``) or else an Enum of sorted ids (compared by code): a few vector comparisons,
+    no sort.
+
+    >>> f = pl.DataFrame({"cell": [1, 1, 2], "slot": [5, 5, 0], "user": ["a", "b", "a"]})
+    >>> _in_key_order(f, text_ids=True), _in_key_order(f.reverse(), text_ids=True)
+    (True, False)
+    """
+    user = frame.get_column("user")
+    if isinstance(user.dtype, pl.Enum) and not text_ids:
+        if not pl.Series(user.dtype.categories).is_sorted():
+            return False
+        user = user.to_physical()
+    elif user.dtype != pl.String or not text_ids:
+        return False
+    if frame.height < 2:
+        return True
+    cell, slot = frame.get_column("cell"), frame.get_column("slot")
+    later, same = [], []
+    for col in (cell, slot, user):
+        a, b = col.slice(1), col.slice(0, frame.height - 1)
+        later.append((a > b).to_numpy())
+        same.append((a == b).to_numpy())
+    ascending = later[0] | (same[0] & (later[1] | (same[1] & later[2])))
+    return bool(ascending.all())
+
+
+def _sums_by_sort(
+    frame: pl.DataFrame, *, text_ids: bool, shifts: tuple[int, int] | None = None
+) -> pl.DataFrame | None:
+    """Rows summed per (cell, slot, user) and sorted, by one sort on the packed key
+    (:func:`_sort_keys`) and a sum over each run of equal keys: records (``shifts``: m the run
+    lengths, s and q the sums of :func:`fixed_value` at those shifts) or partial sums (columns
+    m, s, q: the parts' keys are mostly distinct, and the file's order needs the sort anyway).
+    None when the keys, with the row numbers, do not fit 64 bits."""
+    packed = _packed(frame)
+    if packed is None:
+        return None
+    key, decode, bits = packed
+    ordered = _sort_keys(key.to_numpy())
+    if ordered is None:
+        return None
+    k, order = ordered
+    n = k.size
+    new = np.ones(n, dtype=bool)
+    new[1:] = k[1:] != k[:-1]
+    starts = np.flatnonzero(new)
+    if shifts is None:
+        sums = {c: frame.get_column(c).to_numpy()[order] for c in ("m", "s", "q")}
+    else:  # the same polars expressions as the group-by, on the values in key order
+        value = pl.DataFrame({"value": frame.get_column("value").to_numpy()[order]})
+        fixed = value.select(
+            fixed_value(pl.col("value"), shifts[0]).alias("s"),
+            fixed_value(pl.col("value") * pl.col("value"), shifts[1]).alias("q"),
+        )
+        sums = {c: fixed.get_column(c).to_numpy() for c in "sq"}
+    if starts.size < n:  # runs of equal keys: add them up (exact integers)
+        k = k[starts]
+        sums = {c: np.add.reduceat(v, starts) for c, v in sums.items()}
+    if shifts is not None:  # a record's count is its run's length
+        sums = {"m": np.diff(starts, append=n).astype(np.int64)} | sums
+    keys = _unpacked(k, decode, bits, text_ids)
+    return keys.with_columns(pl.Series(c, v, dtype=pl.Int64) for c, v in sums.items())
+
+
+def _sort_keys(k: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """(``k`` sorted, the order that sorts it) by one ``np.sort`` of ``key << bits | row``
+    (several times faster than an argsort); None when the row numbers do not fit beside the
+    keys in 64 bits.
+
+    >>> [a.tolist() for a in _sort_keys(np.array([5, 3, 5, 1], dtype=np.uint64))]
+    [[1, 3, 5, 5], [3, 1, 0, 2]]
+    """
+    row_bits = max(1, int(k.size - 1).bit_length())
+    if k.size == 0 or int(k.max()).bit_length() + row_bits > 64:
+        return None
+    both = np.sort((k << np.uint64(row_bits)) | np.arange(k.size, dtype=np.uint64))
+    order = (both & np.uint64((1 << row_bits) - 1)).astype(np.int64)
+    return both >> np.uint64(row_bits), order
 
 
 def _one_enum(parts: list[pl.DataFrame]) -> pl.DataFrame:
@@ -189,21 +290,32 @@ def _grouped(
         text = frame.with_columns(pl.col("user").cast(pl.String))
         out = text.lazy().group_by(_KEYS).agg(sums)
         return out.sort(_KEYS) if sort else out
-    key, (base, ones, slot0, users), (slot_bits, user_bits) = packed
+    key, decode, bits = packed
     query = frame.lazy().with_columns(key).group_by("_key").agg(sums)
     agg = (query.sort("_key") if sort else query).collect()
-    k = agg.get_column("_key").to_numpy()
+    keys = _unpacked(agg.get_column("_key").to_numpy(), decode, bits, text_ids)
+    return pl.concat([keys, agg.drop("_key")], how="horizontal").lazy()
+
+
+def _unpacked(
+    k: np.ndarray,
+    decode: tuple[int, int, int, pl.Series],
+    bits: tuple[int, int],
+    text_ids: bool,
+) -> pl.DataFrame:
+    """The columns cell, slot, user of packed keys ``k`` (:func:`_packed`'s decoding)."""
+    base, ones, slot0, users = decode
+    slot_bits, user_bits = bits
     user_mask = np.uint64((1 << user_bits) - 1)
     slot_mask = np.uint64((1 << slot_bits) - 1)
     high = (k >> np.uint64(slot_bits + user_bits)) + np.uint64(base)
-    keys = pl.DataFrame(
+    return pl.DataFrame(
         {
             "cell": pl.Series((high << np.uint64(ones)) | np.uint64((1 << ones) - 1)),
             "slot": pl.Series(((k >> np.uint64(user_bits)) & slot_mask).astype(np.int64) + slot0),
             "user": _user_column(users, k & user_mask, text_ids),
         }
     )
-    return pl.concat([keys, agg.drop("_key")], how="horizontal").lazy()
 
 
 def _user_column(users: pl.Series, codes: np.ndarray, text_ids: bool) -> pl.Series:
@@ -373,3 +485,57 @@ def label_frame(
             "q": agg.get_column("q").cast(pl.Float64),
         }
     )
+
+
+def label_table(
+    agg: pl.DataFrame,
+    cell_ids: np.ndarray,
+    cell_names: pl.Series,
+    slot_keys: np.ndarray,
+    slot_names: pl.Series,
+) -> pa.Table:
+    """:func:`label_frame` as the Arrow table a summaries file holds (text as ``string``,
+    ``m`` int64, ``s, q`` float64): what the writers write. Built in Arrow: the labels made
+    once per run of one HAT and taken for its rows, the user ids taken from their Enum's
+    sorted ids by code, the numbers without a copy; no polars → Arrow conversion of the text
+    columns and no cast after it.
+
+    >>> agg = pl.DataFrame({"cell": [7, 7, 9], "slot": [1, 1, 2], "user": ["a", "b", "a"],
+    ...     "m": [1, 2, 3], "s": [1.0, 2.0, 3.0], "q": [1.0, 4.0, 9.0]},
+    ...     schema_overrides={"cell": pl.UInt64})
+    >>> labels = (np.array([7, 9], np.uint64), pl.Series(["c7", "c9"]), np.array([1, 2]),
+    ...     pl.Series(["s1", "s2"]))
+    >>> label_table(agg, *labels).to_pylist()[1]
+    {'hat': 'c7/s1', 'cell': 'c7', 'slot': 's1', 'user_id': 'b', 'm': 2, 's': 2.0, 'q': 4.0}
+    """
+    cells = agg.get_column("cell").to_numpy()
+    slots = agg.get_column("slot").to_numpy()
+    new = np.ones(cells.size, dtype=bool)
+    new[1:] = (cells[1:] != cells[:-1]) | (slots[1:] != slots[:-1])
+    starts = np.flatnonzero(new)
+    run = pa.array(np.cumsum(new) - 1)
+    cell_runs = cell_names.gather(np.searchsorted(cell_ids, cells[starts]))
+    slot_runs = slot_names.gather(np.searchsorted(slot_keys, slots[starts]))
+    hat_runs = cell_runs + "/" + slot_runs
+    user = agg.get_column("user")
+    if isinstance(user.dtype, pl.Enum):
+        ids = _arrow_text(pl.Series(user.dtype.categories))
+        user_ids = ids.take(pa.array(user.to_physical().to_numpy()))
+    else:
+        user_ids = _arrow_text(user.cast(pl.String))
+    columns = {
+        "hat": _arrow_text(hat_runs).take(run),
+        "cell": _arrow_text(cell_runs).take(run),
+        "slot": _arrow_text(slot_runs).take(run),
+        "user_id": user_ids,
+        "m": pa.array(agg.get_column("m").cast(pl.Int64).to_numpy()),
+        "s": pa.array(agg.get_column("s").cast(pl.Float64).to_numpy()),
+        "q": pa.array(agg.get_column("q").cast(pl.Float64).to_numpy()),
+    }
+    return pa.table(columns)
+
+
+def _arrow_text(series: pl.Series) -> pa.Array:
+    """A polars text column as one Arrow ``string`` array."""
+    out = series.to_arrow().cast(pa.string())
+    return out.combine_chunks() if isinstance(out, pa.ChunkedArray) else out

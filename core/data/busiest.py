@@ -18,9 +18,12 @@ hexagon-hour is in 2024-03-05T15:00), which is why neither is ever called just "
 
 from __future__ import annotations
 
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from core.errors import HexplorerError
+
+if TYPE_CHECKING:  # tables come in as pandas; this module needs no pandas of its own
+    import pandas as pd
 
 BUSIEST_HEXAGON_HOUR = "busiest hexagon-hour"
 """The name shown for :func:`busiest_hexagon_hour` (and for its slot, :func:`default_slot`)."""
@@ -39,6 +42,7 @@ def busiest_hexagon_hour(table: pd.DataFrame) -> str:
     """The busiest hexagon-hour of a :func:`core.data.hat_table`: the HAT with the most
     records, ties by the HAT string (the table's first row). The default HAT of every view.
 
+    >>> import pandas as pd
     >>> t = pd.DataFrame({"hat": ["a/h08", "b/h09", "c/h09"], "slot": ["h08", "h09", "h09"],
     ...                   "users": [2, 1, 1], "records": [3, 2, 2]})
     >>> busiest_hexagon_hour(t), default_slot(t), busiest_hour(t)
@@ -61,6 +65,7 @@ def slot_table(table: pd.DataFrame) -> pd.DataFrame:
     by the slot string: ``slot, hexagons, users, records`` (``users`` sums the HATs' users: a
     user in two hexagons counts twice).
 
+    >>> import pandas as pd
     >>> t = pd.DataFrame({"hat": ["a/h08", "b/h09", "c/h09"], "slot": ["h08", "h09", "h09"],
     ...                   "users": [2, 1, 1], "records": [3, 2, 2]})
     >>> slot_table(t).values.tolist()
@@ -86,6 +91,7 @@ def slot_names(table: pd.DataFrame) -> dict[str, str]:
     """{slot: what makes it notable}: the :func:`busiest_hour` and the :func:`default_slot`
     (the busiest hexagon-hour's), one name each, both in one when they are the same slot.
 
+    >>> import pandas as pd
     >>> t = pd.DataFrame({"hat": ["a/h08", "b/h09", "c/h09"], "slot": ["h08", "h09", "h09"],
     ...                   "users": [2, 1, 1], "records": [3, 2, 2]})
     >>> slot_names(t)

@@ -24,11 +24,14 @@ hourly slots a day. ``tests/data/test_demo.py`` pins these ranges.
 from __future__ import annotations
 
 import functools
+from typing import TYPE_CHECKING
 
 import h3
 import numpy as np
-import pandas as pd
 import pyarrow as pa
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 SEED = 20240304
 CENTRE = (21.195, 72.83)
@@ -185,6 +188,8 @@ def _generate(seed: int = SEED) -> pd.DataFrame:
     # rows come out by day, then bus, then time
     seconds = np.round(day[rep_row] * 86400 + start[rep_row] + rel).astype(np.int64)
     user = pa.array(names).take(pa.array(bus[rep_row]))
+    import pandas as pd  # here: importing core.data (e.g. `hexplorer prepare`) needs no pandas
+
     return pd.DataFrame(
         {
             "user_id": user.to_pandas(

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import h3
-import pandas as pd
 import polars as pl
 
 from core.data.busiest import busiest_hexagon_hour
 from core.errors import HexplorerError
 from core.hat import HatData
+
+if TYPE_CHECKING:  # summaries come in as pandas; importing core.data needs no pandas
+    import pandas as pd
 
 HAT_TABLE_COLUMNS = ["hat", "cell", "slot", "users", "records", "m_max", "m_min", "m_median"]
 
@@ -57,6 +61,7 @@ def hat_table(summaries: pd.DataFrame) -> pd.DataFrame:
     Columns ``hat, cell, slot, users, records, m_max, m_min, m_median`` where ``m_median`` is
     the ceil(L/2)-th largest count (SPEC section 1, [4] Appendix B).
 
+    >>> import pandas as pd
     >>> s = pd.DataFrame({"hat": ["c/x"] * 3, "cell": "c", "slot": "x", "user_id": ["a", "b", "c"],
     ...                   "m": [5, 1, 2], "s": [1.0, 1.0, 1.0], "q": [1.0, 1.0, 1.0]})
     >>> hat_table(s)[["users", "records", "m_max", "m_min", "m_median"]].values.tolist()
@@ -88,6 +93,7 @@ def hat_means(summaries: pd.DataFrame) -> pd.DataFrame:
 
     Returns a DataFrame with columns ``hat`` and ``mean`` in the order of :func:`hat_table`.
 
+    >>> import pandas as pd
     >>> s = pd.DataFrame({"hat": ["c/x", "c/x"], "cell": "c", "slot": "x", "user_id": ["a", "b"],
     ...                   "m": [1, 3], "s": [10.0, 30.0], "q": [100.0, 300.0]})
     >>> hat_means(s).values.tolist()
@@ -112,6 +118,7 @@ def hat_rows(summaries: pd.DataFrame, hat: str) -> pd.DataFrame:
     cells that have it as ancestor (``h3.cell_to_parent``), summed per user.
 
     >>> c = h3.latlng_to_cell(21.19, 72.83, 7)
+    >>> import pandas as pd
     >>> s = pd.DataFrame({"hat": [c + "/x"] * 2, "cell": c, "slot": "x", "user_id": ["a", "a"],
     ...                   "m": [1, 3], "s": [10.0, 30.0], "q": [100.0, 300.0]})
     >>> hat_rows(s.iloc[:1], h3.cell_to_parent(c, 5) + "/x")[["cell", "m"]].values.tolist()
@@ -125,7 +132,7 @@ def hat_rows(summaries: pd.DataFrame, hat: str) -> pd.DataFrame:
     in_slot = summaries[summaries["slot"].astype(str) == slot]
     if len(in_slot) == 0 or h3.get_resolution(str(in_slot["cell"].iloc[0])) <= res:
         return rows
-    cells = pd.unique(in_slot["cell"].astype(str))
+    cells = in_slot["cell"].astype(str).unique()
     mine = {c for c in cells.tolist() if h3.cell_to_parent(c, res) == cell}
     part = in_slot[in_slot["cell"].astype(str).isin(mine)]
     out = part.groupby("user_id", as_index=False, sort=True)[["m", "s", "q"]].sum()

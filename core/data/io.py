@@ -9,12 +9,14 @@ from __future__ import annotations
 import io
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
 import polars as pl
 
 from core.errors import HexplorerError
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 _PARQUET_MAGIC = b"PAR1"
 _SNIFF_BYTES = 65_536

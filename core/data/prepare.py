@@ -25,9 +25,8 @@ time; nothing is converted between zones.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
-import pandas as pd
 import polars as pl
 
 from core.data.aggregation import aggregate, labelled, sorted_counts
@@ -42,6 +41,9 @@ from core.data.config import ColumnMap, PrepConfig
 from core.data.io import missing_column_message, read_polars
 from core.data.tally import PrepReport, RowHashes, Tally, distinct_count
 from core.errors import HexplorerError
+
+if TYPE_CHECKING:  # pandas in and out only: `hexplorer prepare` never imports it
+    import pandas as pd
 
 SUMMARY_COLUMNS = ["hat", "cell", "slot", "user_id", "m", "s", "q"]
 DEFAULT_COLUMNS = ColumnMap()
@@ -113,12 +115,15 @@ def prepare(
     HexplorerError
         A mapped column is missing, there are no rows, or every row is rejected.
 
+    >>> import pandas as pd
     >>> raw = pd.DataFrame({"user_id": ["a", "a", "b"], "lat": [21.2] * 3, "lon": [72.8] * 3,
     ...                     "timestamp": ["2024-03-05 08:10"] * 3, "speed": [10.0, 70.0, 0.0]})
     >>> p = prepare(raw)
     >>> p.summaries[["user_id", "m", "s", "q"]].values.tolist(), p.report.clamped
     ([['a', 2, 75.0, 4325.0]], 1)
     """
+    import pandas as pd  # the caller's pandas, already imported
+
     if not isinstance(raw, pd.DataFrame):
         raise HexplorerError(
             f"prepare() needs a pandas DataFrame of raw records, not a {type(raw).__name__}."
@@ -160,6 +165,8 @@ def prepare_file(
 
 
 def _is_missing(x: Any) -> bool:
+    import pandas as pd  # a value of a pandas frame: pandas is imported already
+
     try:
         return bool(pd.isna(x))
     except (TypeError, ValueError):

@@ -26,10 +26,9 @@ import os
 from collections.abc import Iterator
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -38,6 +37,9 @@ from core.data import dataset
 from core.data.config import ColumnMap, PrepConfig
 from core.data.prepare import SUMMARY_COLUMNS, Prepared, PrepReport
 from core.errors import HexplorerError
+
+if TYPE_CHECKING:  # pandas only where a caller asks for it (read_summaries)
+    import pandas as pd
 
 #: The Parquet footer key that marks a summaries file.
 METADATA_KEY = "hexplorer.summaries"
@@ -270,6 +272,7 @@ def check_values(summaries: pd.DataFrame | pl.DataFrame, upper: float, target: s
     """Refuse, in one line, summaries that no preparation gives (SPEC section 1: values are
     clamped into [0, U], so each user has ``m >= 1``, ``0 <= s <= m·U`` and ``q >= 0``).
 
+    >>> import pandas as pd
     >>> rows = pd.DataFrame({"hat": ["c/h"] * 2, "user_id": ["a", "b"], "m": [2, -5],
     ...                      "s": [10.0, 1.0], "q": [50.0, 1.0]})
     >>> check_values(rows.head(1), 65.0, "f")
@@ -349,6 +352,12 @@ def summary_pieces(
     if is_dataset(path):
         for _, part in _dataset_parts(path, wanted, body):
             yield part
+        return
+    if isinstance(path, str | os.PathLike):  # polars reads the text without Arrow copies
+        scan = pl.scan_parquet(Path(path)).select(wanted)
+        total = pq.read_metadata(path).num_rows
+        for start in range(0, total, rows):
+            yield _typed_checked(scan.slice(start, rows).collect(), path, body)
         return
     for batch in pq.ParquetFile(path).iter_batches(batch_size=rows, columns=wanted):
         frame = pl.from_arrow(batch)

@@ -96,3 +96,17 @@ def test_enum_parts_of_different_ids_combine_on_their_codes():
         ]
     )
     assert out.with_columns(pl.col("user").cast(pl.String)).equals(_reference(kept))
+
+
+def test_packable_records_are_summed_in_the_file_order_and_one_part_is_not_merged_again():
+    """Keys that pack (with the row numbers) are summed by one sort: the groups come out sorted
+    by (cell, slot, user), so one batch's part needs no merge before it is written."""
+    records = _records(5_000, 4, False)
+    ids = records.get_column("user").unique().sort()
+    enum = records.with_columns(pl.col("user").cast(pl.Enum(ids)))
+    got = aggregate_fixed(enum.lazy(), 33, 27, text_ids=False).collect()
+    assert got.with_columns(pl.col("user").cast(pl.String)).equals(_reference(records))
+    assert combine_fixed([got], sort=True, text_ids=False) is got
+    text = aggregate_fixed(records.lazy(), 33, 27).collect()
+    assert text.equals(_reference(records))  # text ids: the same order
+    assert combine_fixed([text], sort=True, text_ids=False) is not text  # made an Enum
