@@ -135,31 +135,42 @@ with ui.errors_shown():
         label_visibility="collapsed",
     )  # fmt: skip
     step = int(ss[cs.STEP])
-    a = course.answer(step)
-    t = steps.text(a, u)
-    with st.container(border=True, key="course_step_box"):
-        st.header(f"Step {step}: {t.title}", anchor=False)
-        st.markdown(t.intro)
-        if step == 1:
-            value: object = _step1(a)
-        elif step == 2:
-            value = _step2(a, label)
-        elif step == 3:
-            value = _step3(a, label)
-        elif step == 4:
-            value = _step4(a, label)
-        elif step == 5:
-            value = _step5(label)
-        else:
-            value = _step6(slot)
-        st.markdown(f"**Question.** {t.question}")
-        if st.button("Check my answer", key=f"course_check_{step}", type="primary"):
-            cs.record(step, value, a.accepts(value))
-        last = cs.last_try(step)
-        if last is not None and last[1]:
-            st.success(f"Right ({last[0]}). {t.explanation}", icon=":material/check_circle:")
-        elif last is not None:
-            st.warning(f"Not yet ({last[0]}). {t.hint}", icon=":material/lightbulb:")
+
+    @state.fragment
+    def step_box(step: int) -> None:
+        """The step's screen: its control, chart, question and check. Moving the control or
+        checking an answer reruns this alone, not the data sidebar (``bench/bench_render.py``)."""
+        a = course.answer(step)
+        t = steps.text(a, u)
+        with ui.errors_shown():
+            with st.container(border=True, key="course_step_box"):
+                st.header(f"Step {step}: {t.title}", anchor=False)
+                st.markdown(t.intro)
+                if step == 1:
+                    value: object = _step1(a)
+                elif step == 2:
+                    value = _step2(a, label)
+                elif step == 3:
+                    value = _step3(a, label)
+                elif step == 4:
+                    value = _step4(a, label)
+                elif step == 5:
+                    value = _step5(label)
+                else:
+                    value = _step6(slot)
+                st.markdown(f"**Question.** {t.question}")
+                if st.button("Check my answer", key=f"course_check_{step}", type="primary"):
+                    cs.record(step, value, a.accepts(value))
+                last = cs.last_try(step)
+                if last is not None and last[1]:
+                    st.success(
+                        f"Right ({last[0]}). {t.explanation}", icon=":material/check_circle:"
+                    )
+                elif last is not None:
+                    st.warning(f"Not yet ({last[0]}). {t.hint}", icon=":material/lightbulb:")
+        url.write()  # a fragment rerun skips app.py's write: keep the URL on the step shown
+
+    step_box(step)
     prev, _, nxt = st.columns([1, 3, 1])
     prev.button("← Previous step", key="course_prev", on_click=cs.go, args=(step - 1,),
                 disabled=step == 1, width="stretch")  # fmt: skip
