@@ -101,13 +101,28 @@ def measure(url: str, pid: int, args) -> dict[str, list]:
     idle = (cpu_s([pid]) - c0) / (time.monotonic() - t0)  # CPU s per s with nobody there
     out: dict[str, list] = {"first": [], "move": [], "idle": [idle], "runs": []}
 
-    def event(kind: str, act) -> None:
+    def event(kind: str, page, act) -> None:
         n0, t, c = _runs(args.profile), time.monotonic(), cpu_s([pid])
-        act()
+        act(page)
         _settled(page)
         cpu = cpu_s([pid]) - c - idle * (time.monotonic() - t)
         out[kind].append(cpu)
         out["runs"].append((kind, len(out[kind]) - 1, n0, _runs(args.profile)))
+
+    def first(page) -> None:
+        page.goto(f"{url}/one_hexagon", wait_until="domcontentloaded")
+        charts = page.locator(CHART)
+        charts.filter(has_text="Where releases").wait_for(state="visible")
+        charts.filter(has_text="Worst-case error against ε").wait_for(state="visible")
+
+    def move(page) -> None:
+        thumb = page.get_by_test_id("stSlider").filter(has_text="Privacy loss ε")
+        thumb = thumb.get_by_role("slider")
+        thumb.focus()
+        page.keyboard.press("ArrowRight")
+        eps = thumb.get_attribute("aria-valuetext")
+        page.get_by_text(re.compile(f"land at ε = {re.escape(str(eps))}$")).wait_for()
+        page.wait_for_function(REPAINTED, arg=float(str(eps)), timeout=TIMEOUT_MS)
 
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
@@ -115,26 +130,9 @@ def measure(url: str, pid: int, args) -> dict[str, list]:
             context = browser.new_context(viewport={"width": 1280, "height": 720})
             page = context.new_page()
             page.set_default_timeout(TIMEOUT_MS)
-
-            def first() -> None:
-                page.goto(f"{url}/one_hexagon", wait_until="domcontentloaded")
-                charts = page.locator(CHART)
-                charts.filter(has_text="Where releases").wait_for(state="visible")
-                charts.filter(has_text="Worst-case error against ε").wait_for(state="visible")
-
-            event("first", first)
-            thumb = page.get_by_test_id("stSlider").filter(has_text="Privacy loss ε")
-            thumb = thumb.get_by_role("slider")
-
-            def move() -> None:
-                thumb.focus()
-                page.keyboard.press("ArrowRight")
-                eps = thumb.get_attribute("aria-valuetext")
-                page.get_by_text(re.compile(f"land at ε = {re.escape(str(eps))}$")).wait_for()
-                page.wait_for_function(REPAINTED, arg=float(str(eps)), timeout=TIMEOUT_MS)
-
+            event("first", page, first)
             for _ in range(args.moves):
-                event("move", move)
+                event("move", page, move)
             if page.get_by_test_id("stException").count():
                 raise RuntimeError("an exception on the page")
             context.close()
