@@ -126,6 +126,7 @@ def measure(url: str, pid: int, args) -> dict[str, list]:
 
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        contexts = []
         for _session in range(args.sessions):
             context = browser.new_context(viewport={"width": 1280, "height": 720})
             page = context.new_page()
@@ -135,7 +136,8 @@ def measure(url: str, pid: int, args) -> dict[str, list]:
                 event("move", page, move)
             if page.get_by_test_id("stException").count():
                 raise RuntimeError("an exception on the page")
-            context.close()
+            contexts.append(context)  # kept open, as a class's: Streamlit forgets its compiled
+            # pages when the last session closes
         browser.close()
     return out
 
