@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import signal
 import statistics
 import subprocess
 import sys
@@ -43,30 +44,83 @@ PROFILED = """
 import cProfile, itertools, os, sys, threading, time
 from streamlit.runtime.scriptrunner import script_runner
 out = os.environ["BENCH_PROFILE_DIR"]
+light = bool(os.environ.get("BENCH_THREAD_CPU_ONLY"))
 count = itertools.count()
 lock = threading.Lock()
 original = script_runner.ScriptRunner._run_script
 def _run_script(self, rerun_data):
     with lock:
         n = next(count)
-    prof = cProfile.Profile(time.thread_time)
+    prof = cProfile.Profile(time.thread_time) if not light else None
     t0 = time.thread_time()
-    prof.enable()
+    if prof:
+        prof.enable()
     try:
         return original(self, rerun_data)
     finally:
-        prof.disable()
-        prof.dump_stats(os.path.join(out, f"run-{n:03d}.prof"))
+        if prof:
+            prof.disable()
+            prof.dump_stats(os.path.join(out, f"run-{n:03d}.prof"))
         with open(os.path.join(out, f"run-{n:03d}.cpu"), "w") as f:
             f.write(f"{time.thread_time() - t0:.4f}\\n")
 script_runner.ScriptRunner._run_script = _run_script
+import signal
+main = cProfile.Profile(time.thread_time)  # the server's own thread: the event loop
+def _dump(*_):
+    _dump_samples()
+    main.disable()
+    main.dump_stats(os.path.join(out, "main.prof"))
+signal.signal(signal.SIGUSR1, _dump)  # the driver's signal before it stops the server
+if not light:
+    main.enable()
+if os.environ.get("BENCH_SAMPLE"):  # a sampling profile: no distortion of call-heavy code
+    import collections, json, sys
+    samples = collections.defaultdict(collections.Counter)  # phase -> frame -> samples
+    phase_file = os.path.join(out, "phase")
+    def _sampler():
+        me, phase, n = threading.get_ident(), "", 0
+        names = {}
+        while True:
+            time.sleep(0.002)
+            n += 1
+            if n % 50 == 0:
+                try:
+                    with open(phase_file) as f:
+                        phase = f.read().strip()
+                except OSError:
+                    phase = ""
+            if not phase:
+                continue
+            names = {t.ident: t.name for t in threading.enumerate()}
+            for ident, frame in sys._current_frames().items():
+                if ident == me:
+                    continue
+                kind = "script" if names.get(ident, "").startswith("ScriptRunner") else (
+                    "main" if names.get(ident) == "MainThread" else "other")
+                seen = set()
+                c = samples[phase + ":" + kind]
+                c["<thread>"] += 1
+                while frame is not None:
+                    code = frame.f_code
+                    key = f"{code.co_filename.split('site-packages/')[-1].split('/server/')[-1]}:{code.co_firstlineno}({code.co_name})"
+                    if key not in seen:
+                        seen.add(key)
+                        c[key] += 1
+                    frame = frame.f_back
+    threading.Thread(target=_sampler, daemon=True, name="bench-sampler").start()
+    def _dump_samples():
+        with open(os.path.join(out, "samples.json"), "w") as f:
+            json.dump({k: dict(v) for k, v in samples.items()}, f)
+else:
+    def _dump_samples():
+        pass
 from streamlit.web import cli
 sys.argv = ["streamlit"] + sys.argv[1:]
 cli.main()
 """
 
 
-def _serve(profile: Path | None) -> tuple[subprocess.Popen, str]:
+def _serve(profile: Path | None, thread_only: bool) -> tuple[subprocess.Popen, str]:
     port = free_port()
     env = {k: v for k, v in os.environ.items() if k != "HEXPLORER_DATA_DIR"}
     args = ["run", "app.py", "--server.headless", "true", "--server.port", str(port),
@@ -75,9 +129,17 @@ def _serve(profile: Path | None) -> tuple[subprocess.Popen, str]:
         cmd = [sys.executable, "-m", "streamlit", *args]
     else:
         profile.mkdir(parents=True, exist_ok=True)
-        for old in [*profile.glob("run-*.prof"), *profile.glob("run-*.cpu")]:
+        for old in [
+            *profile.glob("run-*.prof"),
+            *profile.glob("run-*.cpu"),
+            *profile.glob("samples.json"),
+            *profile.glob("phase"),
+        ]:
             old.unlink()
         env["BENCH_PROFILE_DIR"] = str(profile)
+        if thread_only:
+            env["BENCH_THREAD_CPU_ONLY"] = "1"
+            env["BENCH_SAMPLE"] = "1"
         cmd = [sys.executable, "-c", PROFILED, *args]
     log = open(ROOT / "test-artifacts" / "server-cpu.log", "w")  # noqa: SIM115 (with the process)
     server = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
@@ -102,10 +164,15 @@ def measure(url: str, pid: int, args) -> dict[str, list]:
     out: dict[str, list] = {"first": [], "move": [], "idle": [idle], "runs": []}
 
     def event(kind: str, page, act) -> None:
+        if args.profile:
+            cold = kind == "move" and len(out["move"]) < args.moves
+            (args.profile / "phase").write_text("move-new" if cold else kind)
         n0, t, c = _runs(args.profile), time.monotonic(), cpu_s([pid])
         act(page)
         _settled(page)
         cpu = cpu_s([pid]) - c - idle * (time.monotonic() - t)
+        if args.profile:
+            (args.profile / "phase").write_text("")
         out[kind].append(cpu)
         out["runs"].append((kind, len(out[kind]) - 1, n0, _runs(args.profile)))
 
@@ -160,16 +227,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sessions", type=int, default=3)
     parser.add_argument("--moves", type=int, default=8)
     parser.add_argument("--profile", type=Path, help="a cProfile per script run, in this folder")
+    parser.add_argument("--thread-cpu-only", action="store_true",
+                        help="with --profile: no cProfile; each script run's thread CPU and a "
+                        "sampling profile of every thread per kind of event (samples.json)")  # fmt: skip
     args = parser.parse_args(argv)
     if not CHROMIUM.exists():
         print(f"Chromium not found at {CHROMIUM}", file=sys.stderr)
         return 2
     (ROOT / "test-artifacts").mkdir(exist_ok=True)
-    server, url = _serve(args.profile)
+    server, url = _serve(args.profile, args.thread_cpu_only)
     try:
         _wait_ready(url, [server.pid], lambda: server.poll() is None)
         out = measure(url, server.pid, args)
     finally:
+        if args.profile:
+            server.send_signal(signal.SIGUSR1)
+            time.sleep(2.0)
         server.terminate()
         server.wait(timeout=60)
     firsts, moves = out["first"], out["move"]
@@ -188,14 +261,20 @@ def main(argv: list[str] | None = None) -> int:
           f"{statistics.median(warm_moves or cold_moves):.3f} s (ε seen, median); mean over "
           f"{len(events)} events {statistics.mean(events):.3f} s (target ≤ 0.1; load {load})")  # fmt: skip
     if args.profile:
-        for kind, label in (("first", "a first view (later sessions)"), ("move", "a move (new ε)")):
-            rows = [r for r in out["runs"] if r[0] == kind]
-            rows = rows[1:] if kind == "first" and len(rows) > 1 else rows[:per]
+        for kind, label, pick in (
+            ("first", "a first view (later sessions)", slice(1, None)),
+            ("move", "a move (new ε)", slice(0, per)),
+            ("move", "a move (ε seen)", slice(per, None)),
+        ):
+            rows = [r for r in out["runs"] if r[0] == kind][pick]
+            if not rows:
+                continue
             runs = [i for _k, _j, a, b in rows for i in range(a, b)]
             thread = sum(float((args.profile / f"run-{i:03d}.cpu").read_text()) for i in runs)
             print(f"\n=== {label}: {len(rows)} events, {len(runs)} script runs, script thread "
                   f"{thread / len(rows):.3f} CPU s per event ===")  # fmt: skip
-            top_costs(args.profile, runs)
+            if not args.thread_cpu_only:
+                top_costs(args.profile, runs)
     return 0
 
 
