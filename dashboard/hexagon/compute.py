@@ -4,6 +4,11 @@ Exact worst-case quantities (counts and U only) and seeded simulations of one HA
 is a thin call into core; arguments are parameters, so they form the cache key, and the seed of
 every stochastic result is part of its key. Data-level caches (the prepared data, the HAT table,
 one HAT's :class:`~core.hat.HatData`) are :mod:`dashboard.common.source.compute`.
+
+The results an ε step reads (the headline, the simulations, the error curve, the staircase, the
+worst case against ε, the marks) are shared read-only (``resource=True``): a copy per call cost
+an unpickling of each, pandas string columns included, on every step. No caller changes them
+(the page and its panels read, rename or copy); a simulation's releases are read-only arrays.
 """
 
 from __future__ import annotations
@@ -60,7 +65,7 @@ def hat_options(spec: DataSpec, label: str, limit: int) -> dict[str, dict]:
 # --- Worst-case analysis (counts and U only) ------------------------------------------------
 
 
-@cached(max_entries=256)
+@cached(max_entries=256, resource=True)
 def marks(spec: DataSpec, label: str, epsilon: float, noise_measure: str) -> dict[str, int]:
     """Each m_UB rule in use (``core.mechanisms.rules_in_use``, registry order) -> its m_UB here;
     m^(ε) for the chosen noise measure."""
@@ -82,7 +87,7 @@ def default_m_ubs(spec: DataSpec, label: str, epsilon: float) -> dict[str, int |
     return {name: default_m_ub(name, h, epsilon) for name in MECHANISMS}
 
 
-@cached(max_entries=256)
+@cached(max_entries=256, resource=True)
 def error_curve(spec: DataSpec, label: str, epsilon: float, noise_measure: str) -> pd.DataFrame:
     """E1, E2 and E for every integer m in [m_*, m*] (core.worstcase.worst_case_error)."""
     h = hat(spec, label)
@@ -98,7 +103,7 @@ def error_curve(spec: DataSpec, label: str, epsilon: float, noise_measure: str) 
     )
 
 
-@cached(max_entries=512)
+@cached(max_entries=512, resource=True)
 def error_at(
     spec: DataSpec, label: str, m_ub: int, epsilon: float, noise_measure: str
 ) -> dict[str, float]:
@@ -115,7 +120,7 @@ def error_at(
     }
 
 
-@cached(max_entries=64)
+@cached(max_entries=64, resource=True)
 def staircase(spec: DataSpec, label: str, noise_measure: str) -> pd.DataFrame:
     """The whole m^(ε) staircase with exact breakpoints (core.worstcase.staircase)."""
     h = hat(spec, label)
@@ -145,7 +150,7 @@ def worst_case_mechanisms() -> tuple[str, ...]:
     return tuple(n for n in default_names() if n in analytic_names())
 
 
-@cached(max_entries=64)
+@cached(max_entries=64, resource=True)
 def worst_case_vs_epsilon(
     spec: DataSpec, label: str, noise_measure: str, upto: float = 10.0
 ) -> pd.DataFrame:
@@ -230,7 +235,7 @@ class Simulated:
     note: str
 
 
-@cached(max_entries=512)
+@cached(max_entries=512, resource=True)
 def simulated(
     spec: DataSpec,
     label: str,
@@ -258,9 +263,11 @@ def simulated(
             noise_scale=float("nan"),
             note=f"not applicable: {exc}",
         )
+    estimates = d.estimates
+    estimates.flags.writeable = False  # shared between sessions: never changed in place
     return Simulated(
         mechanism=mechanism,
-        estimates=d.estimates,
+        estimates=estimates,
         m_ub=d.m_ub,
         n_arrays=d.n_arrays,
         noise_scale=float(np.median(d.noise_scale)),
@@ -293,7 +300,7 @@ HEADLINE_COLUMNS = (
 )
 
 
-@cached(max_entries=256)
+@cached(max_entries=256, resource=True)
 def headline(
     spec: DataSpec,
     label: str,

@@ -30,6 +30,14 @@ class _NotDigestible(TypeError):
     """An argument whose content :func:`digest` does not know how to read."""
 
 
+def _plain_numeric(frame: pd.DataFrame, dtypes: np.ndarray) -> bool:
+    """Whether every column of ``frame`` is a numpy bool, integer or float column and its index
+    a ``RangeIndex``."""
+    return isinstance(frame.index, pd.RangeIndex) and all(
+        isinstance(d, np.dtype) and d.kind in "bifu" for d in dtypes
+    )
+
+
 def _feed(h: Any, value: Any) -> None:
     if value is None or isinstance(value, bool | int | float | str | bytes):
         h.update(f"{type(value).__name__}:{value!r};".encode())
@@ -43,8 +51,20 @@ def _feed(h: Any, value: Any) -> None:
     elif isinstance(value, pd.DataFrame | pd.Series):
         h.update(f"pd:{type(value).__name__}:{value.shape};".encode())
         _feed(h, [str(c) for c in (value.columns if isinstance(value, pd.DataFrame) else [])])
-        _feed(h, [str(d) for d in np.atleast_1d(value.dtypes)])
-        h.update(pd.util.hash_pandas_object(value, index=True).to_numpy().tobytes())
+        dtypes = np.atleast_1d(value.dtypes)
+        _feed(h, [str(d) for d in dtypes])
+        if isinstance(value, pd.DataFrame) and _plain_numeric(value, dtypes):
+            # A numeric frame on a range index (the worst case against ε on every step): its
+            # columns' bytes, ~10× quicker than pandas' row hashing.
+            index = value.index
+            h.update(f"range:{index.start}:{index.stop}:{index.step};".encode())
+            if len(set(dtypes)) == 1:  # one block: one array
+                _feed(h, value.to_numpy())
+            else:
+                for i in range(value.shape[1]):
+                    _feed(h, value.iloc[:, i].to_numpy())
+        else:
+            h.update(pd.util.hash_pandas_object(value, index=True).to_numpy().tobytes())
     elif dataclasses.is_dataclass(value) and not isinstance(value, type):
         h.update(f"dc:{type(value).__module__}.{type(value).__qualname__};".encode())
         for f in dataclasses.fields(value):

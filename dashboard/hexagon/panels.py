@@ -277,24 +277,26 @@ def readouts_tab(
     units: Units,
 ) -> None:
     """The plain-language read-outs (recorded for the report even when the tab is closed)."""
-    first = head.dropna(subset=["typical"])
+    columns = ("title", "typical", "bound90", "share_within", "worst_case")
+    first = [r for r in labels.rows(head, *columns) if not np.isnan(r[1])]  # simulated ones
     lines = []
-    for r in first.itertuples(index=False):
+    for title, _typical, bound90, share, _worst in first:
         lines.append(
             "- "
-            + readouts.landing(epsilon=epsilon, title=r.title, bound90=r.bound90, units=units)
-            + f" ({readouts.share_within(share=r.share_within, within=within, units=units)}.)"
+            + readouts.landing(epsilon=epsilon, title=title, bound90=bound90, units=units)
+            + f" ({readouts.share_within(share=share, within=within, units=units)}.)"
         )
     user = str(h.user_ids[0])
     lines.append("- " + readouts.odds(epsilon=epsilon, user=user, units=units))
-    worst_rows = first[np.isfinite(first["worst_case"])]
-    if len(worst_rows):  # the mechanism whose worst case is furthest above its typical
-        r = worst_rows.loc[(worst_rows["worst_case"] / worst_rows["typical"]).idxmax()]
+    worst_rows = [r for r in first if np.isfinite(r[4])]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratios = np.array([worst / typical for _t, typical, _b, _s, worst in worst_rows])
+    if len(worst_rows) and not np.isnan(ratios).all():
+        # the mechanism whose worst case is furthest above its typical (the first of equals)
+        title, typical, _b, _s, worst = worst_rows[int(np.nanargmax(ratios))]
         lines.append(
             "- "
-            + readouts.worst_vs_simulated(
-                title=r["title"], worst=r["worst_case"], typical=r["typical"], units=units
-            )
+            + readouts.worst_vs_simulated(title=title, worst=worst, typical=typical, units=units)
         )
     lines.append(
         "- "

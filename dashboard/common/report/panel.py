@@ -16,6 +16,7 @@ import numpy as np
 import streamlit as st
 
 from core import worstcase
+from core.data import PrepReport
 from core.errors import NotApplicableError
 from core.hat import HatData
 from core.mechanisms import MECHANISMS, run_mechanism
@@ -154,8 +155,11 @@ def readouts(hat: HatData, view: View, unit: str, user_noun: str, n_runs: int) -
     return out
 
 
-def _summary(spec: DataSpec, hat: HatData, unit: str, user_noun: str) -> dict[str, str]:
-    rep = compute.report(spec)
+def _summary(
+    spec: DataSpec, rep: PrepReport, hat: HatData, unit: str, user_noun: str
+) -> dict[str, str]:
+    """The data's summary for the report; ``rep`` is ``compute.report(spec)`` (read during the
+    run: the report is written outside it)."""
     return {
         "data": spec.source.name,
         "fingerprint (data and preparation)": downloads.fingerprint(spec),
@@ -201,22 +205,20 @@ def one_hexagon_panel(
     n_runs = state.MC_RUNS_MANY if st.session_state[state.MANY_RUNS] else state.MC_RUNS_DEFAULT
     figures = [(CAPTIONS.get(k, k.replace("_", " ")), f) for k, f in shown.figures()]
     page_texts = shown.texts()
-    summary = _summary(spec, hat, u.value, u.users)
-    params = _parameters(view, u.value, n_runs)
+    rep = compute.report(spec)
     link = url.current_link("one_hexagon")
-    code = python_snippet(view)
 
-    def make() -> Report:
+    def make() -> Report:  # runs when the report is downloaded: everything else is made here
         return Report(
             title=f"One hexagon — {hat_label}",
-            parameters=params,
+            parameters=_parameters(view, u.value, n_runs),
             figures=_built(figures),
             # The page's own read-outs when it recorded them (the numbers on screen), else ours.
             texts=page_texts or readouts(hat, view, u.value, u.user, n_runs),
-            summary=summary,
+            summary=_summary(spec, rep, hat, u.value, u.users),
             version=downloads.VERSION,
             link=link,
-            code=code,
+            code=python_snippet(view),
         )
 
     prov = downloads.provenance(spec, u, hat=hat_label, epsilon=view.epsilon, seed=view.seed)

@@ -189,61 +189,89 @@ def _slot(text: str) -> dict[str, Any]:
     return {state.SLOT_KIND: "window", state.SLOT_LENGTH: _choice(text, state.SLOT_LENGTHS)}
 
 
+_ENCODED = (
+    COURSE_STEP,
+    LESSON_MECHANISM,
+    LESSON_USER,
+    LINK_FILE,
+    LINK_NAME,
+    state.APPLIED,
+    state.EPSILON,
+    state.HAT,
+    state.KEEP_ZEROS,
+    state.MANY_RUNS,
+    state.MECHANISMS,
+    state.M_UB,
+    state.M_UB_FOR,
+    state.NOISE_MEASURE,
+    state.OVERRIDE_M_UB,
+    state.PATH,
+    state.RESOLUTION,
+    state.SEED,
+    state.SLOT_KIND,
+    state.SLOT_LENGTH,
+    state.SOURCE,
+    state.UPPER,
+)
+"""The session keys :func:`encode` reads."""
+
+
 def encode(ss: Mapping[str, Any]) -> dict[str, str]:
     """The query parameters of the current view (the inverse of :func:`parse`).
 
     >>> encode({state.SOURCE: "demo", state.EPSILON: 0.5, state.MECHANISMS: ["levy"]})
     {'source': 'demo', 'eps': '0.5', 'mech': 'levy'}
     """
+    v = {key: ss.get(key) for key in _ENCODED}  # each read once: a session-state read is not free
     out: dict[str, str] = {}
-    source = ss.get(state.SOURCE)
+    source = v[state.SOURCE]
     if source in SOURCES:
         out["source"] = str(source)
-    applied = ss.get(state.APPLIED)
+    applied = v[state.APPLIED]
     if source == "upload":
         if applied and applied.get("source", {}).get("kind") == "upload":
             out["file"] = str(applied["source"]["digest"])[:DIGEST_CHARS]
             out["name"] = str(applied["source"]["name"])
-        elif ss.get(LINK_FILE):
-            out["file"] = str(ss[LINK_FILE])
-            if ss.get(LINK_NAME):
-                out["name"] = str(ss[LINK_NAME])
-    if source == "path" and ss.get(state.PATH):
-        out["path"] = str(ss[state.PATH])
-    if ss.get(state.UPPER) is not None:
-        out["U"] = f"{float(ss[state.UPPER]):g}"
-    if ss.get(state.RESOLUTION) is not None:
-        out["res"] = str(int(ss[state.RESOLUTION]))
-    if ss.get(state.SLOT_KIND) == HOUR_OF_DAY:
+        elif v[LINK_FILE]:
+            out["file"] = str(v[LINK_FILE])
+            if v[LINK_NAME]:
+                out["name"] = str(v[LINK_NAME])
+    if source == "path" and v[state.PATH]:
+        out["path"] = str(v[state.PATH])
+    if v[state.UPPER] is not None:
+        out["U"] = f"{float(v[state.UPPER]):g}"
+    if v[state.RESOLUTION] is not None:
+        out["res"] = str(int(v[state.RESOLUTION]))
+    if v[state.SLOT_KIND] == HOUR_OF_DAY:
         out["slot"] = HOUR_OF_DAY
-    elif ss.get(state.SLOT_LENGTH):
-        out["slot"] = str(ss[state.SLOT_LENGTH])
-    if ss.get(state.KEEP_ZEROS) is not None:
-        out["zeros"] = "1" if ss[state.KEEP_ZEROS] else "0"
-    if ss.get(state.HAT):
-        out["hat"] = str(ss[state.HAT])
-    if ss.get(state.EPSILON) is not None:
-        out["eps"] = f"{float(ss[state.EPSILON]):g}"
-    if ss.get(state.HAT) and ss.get(state.M_UB) is not None:
-        if ss.get(state.M_UB_FOR) in (None, ss.get(state.HAT)):
-            out["m_ub"] = str(int(ss[state.M_UB]))
-    if ss.get(state.OVERRIDE_M_UB) is not None:
-        out["all_m_ub"] = "1" if ss[state.OVERRIDE_M_UB] else "0"
-    if ss.get(state.MECHANISMS) is not None:
-        out["mech"] = ",".join(n for n in MECHANISMS if n in ss[state.MECHANISMS])
-    if ss.get(state.NOISE_MEASURE):
-        out["noise"] = str(ss[state.NOISE_MEASURE])
-    if ss.get(state.SEED) is not None:
-        out["seed"] = str(int(ss[state.SEED]))
-    if ss.get(state.MANY_RUNS) is not None:
-        runs = state.MC_RUNS_MANY if ss[state.MANY_RUNS] else state.MC_RUNS_DEFAULT
+    elif v[state.SLOT_LENGTH]:
+        out["slot"] = str(v[state.SLOT_LENGTH])
+    if v[state.KEEP_ZEROS] is not None:
+        out["zeros"] = "1" if v[state.KEEP_ZEROS] else "0"
+    if v[state.HAT]:
+        out["hat"] = str(v[state.HAT])
+    if v[state.EPSILON] is not None:
+        out["eps"] = f"{float(v[state.EPSILON]):g}"
+    if v[state.HAT] and v[state.M_UB] is not None:
+        if v[state.M_UB_FOR] in (None, v[state.HAT]):
+            out["m_ub"] = str(int(v[state.M_UB]))
+    if v[state.OVERRIDE_M_UB] is not None:
+        out["all_m_ub"] = "1" if v[state.OVERRIDE_M_UB] else "0"
+    if v[state.MECHANISMS] is not None:
+        out["mech"] = ",".join(n for n in MECHANISMS if n in v[state.MECHANISMS])
+    if v[state.NOISE_MEASURE]:
+        out["noise"] = str(v[state.NOISE_MEASURE])
+    if v[state.SEED] is not None:
+        out["seed"] = str(int(v[state.SEED]))
+    if v[state.MANY_RUNS] is not None:
+        runs = state.MC_RUNS_MANY if v[state.MANY_RUNS] else state.MC_RUNS_DEFAULT
         out["runs"] = str(runs)
-    if ss.get(LESSON_USER):
-        out["user"] = str(ss[LESSON_USER])
-    if ss.get(LESSON_MECHANISM):
-        out["lmech"] = str(ss[LESSON_MECHANISM])
-    if ss.get(COURSE_STEP) is not None:
-        out["step"] = str(int(ss[COURSE_STEP]))
+    if v[LESSON_USER]:
+        out["user"] = str(v[LESSON_USER])
+    if v[LESSON_MECHANISM]:
+        out["lmech"] = str(v[LESSON_MECHANISM])
+    if v[COURSE_STEP] is not None:
+        out["step"] = str(int(v[COURSE_STEP]))
     return out
 
 

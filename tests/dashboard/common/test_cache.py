@@ -7,8 +7,9 @@ import importlib
 import pkgutil
 from pathlib import Path
 
+import numpy as np
+import pandas as pd
 import pytest
-from streamlit.runtime.caching.cache_utils import CachedFunc
 
 import dashboard
 from dashboard.common import cache
@@ -48,7 +49,7 @@ def test_every_features_cached_functions_go_through_the_helper_with_its_expiry()
     for name in _modules():
         module = importlib.import_module(name)
         for attr, value in vars(module).items():
-            if isinstance(value, CachedFunc):
+            if isinstance(value, cache.Cached):
                 assert value in cache.CACHED, f"{name}.{attr} is cached around the helper"
                 found.setdefault(name, []).append(attr)
     for feature in ("city", "experiments", "hexagon", "lessons", "map", "publish"):
@@ -79,6 +80,29 @@ def test_a_source_and_a_data_spec_count_by_their_key_not_their_bytes():
     assert name_of(spec("a.csv", b"one", "d2")) == "a.csv"  # another digest: computed anew
     assert calls == ["a.csv", "a.csv"]
     name_of.clear()
+
+
+def test_the_key_tells_apart_what_streamlits_hasher_did_and_skips_underscored_arguments():
+    """The helper's own key: plain values by type and value, containers by kind, a keyed
+    class by its key, anything else through Streamlit's hasher; ``_``-prefixed arguments are
+    not part of it."""
+    calls = []
+
+    @cache.cached(max_entries=64)
+    def echo(value, _ignored=None, **kwargs) -> int:
+        calls.append(value)
+        return len(calls)
+
+    values = [1, 1.0, True, "1", None, (1,), [1], frozenset({1}), (1, (2, "a")), -0.0, 0.0]
+    first = [echo(v) for v in values]
+    assert first == list(range(1, len(values) + 1))  # each a key of its own
+    assert [echo(v, _ignored=object()) for v in values] == first  # all hits: _ignored unhashed
+    assert echo(np.arange(3)) == echo(np.arange(3)) != echo(np.arange(4))  # Streamlit's hasher
+    frame = pd.DataFrame({"a": [1, 2]})
+    assert echo(frame) == echo(frame.copy()) != echo(frame.assign(a=[1, 3]))
+    assert echo(1, extra=2) != echo(1, extra=3) != echo(1)  # keyword arguments count
+    echo.clear()
+    assert echo(1) == len(calls)  # cleared: computed anew
 
 
 @pytest.mark.parametrize("bad", [0, -1, 2.5, True, None])

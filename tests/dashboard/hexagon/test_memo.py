@@ -51,6 +51,28 @@ def test_frames_are_read_by_content():
     assert memo.digest(_build, (df,), {}) != memo.digest(_build, (renamed,), {})
 
 
+def test_numeric_frames_are_read_by_their_columns_index_and_types():
+    """A numeric frame on a range index is read column by column (the quick path): its index,
+    dtypes and every value count, as they do for any other frame."""
+    df = pd.DataFrame({"epsilon": [0.1, 1.0, 10.0], "a": [9.0, 0.9, 0.09], "b": [1.0, 2.0, 3.0]})
+    key = memo.digest(_build, (df,), {})
+    assert key == memo.digest(_build, (df.copy(),), {})
+    mixed = df.assign(n=[1, 2, 3])  # int and float columns
+    bumped = mixed.copy()
+    bumped.loc[2, "n"] = 4
+    changed = [
+        memo.digest(_build, (df.set_axis(pd.RangeIndex(1, 4)),), {}),  # another index
+        memo.digest(_build, (df.set_axis(pd.Index([0, 1, 2], dtype="int32")),), {}),
+        memo.digest(_build, (df.astype({"b": np.float32}),), {}),
+        memo.digest(_build, (df.rename(columns={"a": "b", "b": "a"}),), {}),
+        memo.digest(_build, (df[["epsilon", "b", "a"]].set_axis(list(df.columns), axis=1),), {}),
+        memo.digest(_build, (mixed,), {}),
+        memo.digest(_build, (bumped,), {}),
+        memo.digest(_build, (df.assign(s=["x", "y", "z"]),), {}),  # not numeric: pandas' hash
+    ]
+    assert key not in changed and len(set(changed)) == len(changed)
+
+
 CALLS: list = []
 
 
