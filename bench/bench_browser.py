@@ -152,7 +152,7 @@ REPAINTED_JS = """
   const titled = () => plots().some(g => [...g.querySelectorAll('.gtitle, .lite-title')]
     .some(t => t.textContent.includes(`at ε = ${eps}`)));
   const marked = () => plots().some(g => ((g._fullLayout || (g.__lite || {}).figure?.layout || {}).shapes || [])
-    .some(s => s.x0 === Number(eps) && s.x1 === Number(eps)));
+    .some(s => Math.abs(s.x0 - eps) < 1e-9 * eps && Math.abs(s.x1 - eps) < 1e-9 * eps));
   const tick = () => {
     if (titled() && marked() && idle()) {
       requestAnimationFrame(() => requestAnimationFrame(() => resolve(performance.now() - t0)));

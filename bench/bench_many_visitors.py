@@ -57,7 +57,8 @@ from browser_server import CHART, CHROMIUM, CHROMIUM_ARGS, IDLE_JS, free_port  #
 
 TRUE_MEAN = re.compile(r"true mean (\d+\.\d{3})")
 REPAINTED = """(eps) => [...document.querySelectorAll('.js-plotly-plot, .hexplorer-lite')].some(g =>
-    ((g._fullLayout || (g.__lite || {}).figure?.layout || {}).shapes || []).some(s => s.x0 === eps))"""
+    ((g._fullLayout || (g.__lite || {}).figure?.layout || {}).shapes || []).some(s => Math.abs(s.x0 - eps) < 1e-9 * eps))"""
+"""The ε line at the new ε (within rounding: the stop 1.7 is drawn at 1.7000000000000002)."""
 FRAMES = "() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))"
 TIMEOUT_MS = 300_000
 TICK = os.sysconf("SC_CLK_TCK")

@@ -32,11 +32,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "app"))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from bench_many_visitors import _wait_ready, cpu_s  # noqa: E402
+from bench_many_visitors import REPAINTED, _wait_ready, cpu_s  # noqa: E402
 from browser_server import CHART, CHROMIUM, CHROMIUM_ARGS, IDLE_JS, free_port  # noqa: E402
 
-REPAINTED = """(eps) => [...document.querySelectorAll('.js-plotly-plot')].some(g =>
-    ((g._fullLayout || {}).shapes || []).some(s => Math.abs(s.x0 - eps) < 1e-9))"""
 SETTLE_S = 0.4  # after the page is idle: the server's last messages are sent by then
 TIMEOUT_MS = int(os.environ.get("BENCH_TIMEOUT_MS", 300_000))
 

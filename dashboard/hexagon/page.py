@@ -31,7 +31,7 @@ from dashboard.hexagon import compute as hx
 from dashboard.hexagon import glossary as g
 from dashboard.hexagon import state as hs
 
-MAX_HAT_OPTIONS = 500
+MAX_HAT_OPTIONS = 100  # re-sent with every ε step (formatted, hashed, sent): the busiest only
 PRESENTER_FONT = 17
 
 

@@ -141,7 +141,7 @@ def test_an_epsilon_step_updates_both_charts_in_place(server):
         )
         page.wait_for_function(
             """(eps) => [...document.querySelectorAll('.hexplorer-lite')].some(g =>
-                (g.__lite.figure.layout.shapes || []).some(s => s.x0 === eps))""",
+                (g.__lite.figure.layout.shapes || []).some(s => Math.abs(s.x0 - eps) < 1e-9 * eps))""",
             arg=float(value),
             timeout=60_000,
         )
