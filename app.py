@@ -75,21 +75,6 @@ def run() -> None:
     deck.after_run(name)  # "Add this view to the deck"; a presented view's charts kept
 
 
-def _plotly_js() -> tuple[Path, str]:
-    """plotly.js and its header, for the server's static cache (as liveplot's route sends it)."""
-    return liveplot.plotly_js(), "public, max-age=86400"
-
-
-def _basic_js() -> tuple[Path, str]:
-    """plotly.js's basic bundle and its header, for the server's static cache."""
-    return liveplot.basic_js(), "public, max-age=86400"
-
-
-def _uplot_js() -> tuple[Path, str]:
-    """uPlot (the lite charts) and its header, for the server's static cache."""
-    return liveplot.uplot_js(), "public, max-age=86400"
-
-
 if __name__ == "__main__":  # a visitor's run
     run()
 else:  # `streamlit run app.py` (or an ASGI server) imports this file to find the app
@@ -101,13 +86,9 @@ else:  # `streamlit run app.py` (or an ASGI server) imports this file to find th
             # Streamlit's code and plotly.js served from memory, read and gzipped once
             Middleware(
                 StaticCache,
-                routes={
-                    liveplot.ROUTE: _plotly_js,
-                    liveplot.BASIC_ROUTE: _basic_js,
-                    liveplot.UPLOT_ROUTE: _uplot_js,
-                },
+                routes=liveplot.static_files(),
             ),
         ],
-        routes=liveplot.routes(),  # plotly.js for the charts that update in place
+        routes=liveplot.routes(),  # uPlot and plotly.js for the charts that update in place
     )
     liveplot.enable()

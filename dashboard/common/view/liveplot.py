@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import functools
 import importlib.util
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -183,22 +184,7 @@ def plotly_js() -> Path:
 def basic_js() -> Path:
     """plotly.js's basic bundle (the npm package plotly.js-basic-dist-min, the plotly.js
     version the plotly package ships), kept beside this module."""
-    return Path(__file__).parent / "static" / "plotly-basic.min.js"
-
-
-def _served(path: Path) -> Response:
-    """A bundle, cached a day by the browser."""
-    return FileResponse(
-        path, media_type="text/javascript", headers={"Cache-Control": "public, max-age=86400"}
-    )
-
-
-async def _plotly_js(request: Request) -> Response:
-    return _served(plotly_js())
-
-
-async def _basic_js(request: Request) -> Response:
-    return _served(basic_js())
+    return STATIC / "plotly-basic.min.js"
 
 
 def uplot_js() -> Path:
@@ -206,17 +192,40 @@ def uplot_js() -> Path:
     return STATIC / "uPlot.iife.min.js"
 
 
-async def _uplot_js(request: Request) -> Response:
-    return _served(uplot_js())
+CACHE_CONTROL = "public, max-age=86400"
+"""Every bundle is cached a day by the browser."""
+
+FILES: dict[str, Callable[[], Path]] = {
+    ROUTE: plotly_js,
+    BASIC_ROUTE: basic_js,
+    UPLOT_ROUTE: uplot_js,
+}
+"""What the component's script loads, by route: the one table both :func:`routes` and
+``app.py``'s static cache are made from."""
+
+
+def static_files() -> dict[str, Callable[[], tuple[Path, str]]]:
+    """:data:`FILES` as the server's static cache (``dashboard.server.statics``) takes them:
+    each route → (file, Cache-Control)."""
+
+    def entry(file: Callable[[], Path]) -> Callable[[], tuple[Path, str]]:
+        return lambda: (file(), CACHE_CONTROL)
+
+    return {route: entry(file) for route, file in FILES.items()}
+
+
+def _endpoint(file: Callable[[], Path]) -> Callable[[Request], Awaitable[Response]]:
+    async def serve(request: Request) -> Response:
+        return FileResponse(
+            file(), media_type="text/javascript", headers={"Cache-Control": CACHE_CONTROL}
+        )
+
+    return serve
 
 
 def routes() -> list[Route]:
-    """The routes ``app.py``'s ``st.App`` serves the two plotly.js bundles on."""
-    return [
-        Route(ROUTE, _plotly_js),
-        Route(BASIC_ROUTE, _basic_js),
-        Route(UPLOT_ROUTE, _uplot_js),
-    ]
+    """The routes ``app.py``'s ``st.App`` serves the bundles of :data:`FILES` on."""
+    return [Route(route, _endpoint(file)) for route, file in FILES.items()]
 
 
 LITE_FILLS = frozenset({None, "none", "toself", "tozeroy"})

@@ -13,28 +13,29 @@ from streamlit.testing.v1 import AppTest
 from dashboard.common.view import liveplot
 
 
-def test_the_route_serves_the_installed_plotly_js():
-    route = liveplot.routes()[0]
-    assert route.path == liveplot.ROUTE and liveplot.ROUTE in liveplot.JS  # what the JS loads
-    request = Request({"type": "http", "method": "GET", "path": liveplot.ROUTE, "headers": []})
-    response = asyncio.run(route.endpoint(request))
+def _served(path: str) -> Path:
+    """The file the route ``path`` answers with (a day's cache, JavaScript), checked to be the
+    one the server's static cache sends for it and one the component's script loads."""
+    routes = {r.path: r for r in liveplot.routes()}
+    assert path in routes and path in liveplot.JS  # what the JS loads
+    request = Request({"type": "http", "method": "GET", "path": path, "headers": []})
+    response = asyncio.run(routes[path].endpoint(request))
     assert response.status_code == 200
     assert response.media_type == "text/javascript"
     assert "max-age" in response.headers["cache-control"]
-    path = Path(response.path)
+    file, cache_control = liveplot.static_files()[path]()
+    assert Path(response.path) == file and cache_control == response.headers["cache-control"]
+    return file
+
+
+def test_the_route_serves_the_installed_plotly_js():
+    path = _served(liveplot.ROUTE)
     assert path == liveplot.plotly_js() and path.is_file()
     assert b"plotly.js v" in path.read_bytes()[:300]
 
 
 def test_the_basic_bundle_is_served_and_is_the_packages_plotly_js_version():
-    routes = {r.path: r for r in liveplot.routes()}
-    assert liveplot.BASIC_ROUTE in routes and liveplot.BASIC_ROUTE in liveplot.JS
-    request = Request(
-        {"type": "http", "method": "GET", "path": liveplot.BASIC_ROUTE, "headers": []}
-    )
-    response = asyncio.run(routes[liveplot.BASIC_ROUTE].endpoint(request))
-    assert response.status_code == 200 and response.media_type == "text/javascript"
-    head = Path(response.path).read_bytes()[:300].decode()
+    head = _served(liveplot.BASIC_ROUTE).read_bytes()[:300].decode()
     full = liveplot.plotly_js().read_bytes()[:300].decode()
     version = re.search(r"plotly\.js v(\d+)\.", full)
     assert "(basic - minified)" in head and version is not None
@@ -52,14 +53,7 @@ def test_a_figure_of_scatter_bar_and_pie_traces_uses_the_basic_bundle_any_other_
 
 
 def test_the_uplot_route_serves_uplot_and_the_component_loads_it():
-    routes = {r.path: r for r in liveplot.routes()}
-    assert liveplot.UPLOT_ROUTE in routes and liveplot.UPLOT_ROUTE in liveplot.JS
-    request = Request(
-        {"type": "http", "method": "GET", "path": liveplot.UPLOT_ROUTE, "headers": []}
-    )
-    response = asyncio.run(routes[liveplot.UPLOT_ROUTE].endpoint(request))
-    assert response.status_code == 200 and response.media_type == "text/javascript"
-    assert Path(response.path) == liveplot.uplot_js()
+    assert _served(liveplot.UPLOT_ROUTE) == liveplot.uplot_js()
     assert b"uPlot" in liveplot.uplot_js().read_bytes()[:2000]
     assert "MIT" in (liveplot.STATIC / "UPLOT-LICENSE").read_text()
 
