@@ -43,7 +43,7 @@ import pandas as pd
 from core.citywide import batch as batch_module
 from core.citywide.batch import HatBatch
 from core.errors import HexplorerError
-from core.mechanisms import MECHANISMS, get_mechanism, resolve, run_mechanism
+from core.mechanisms import MECHANISMS, Mechanism, get_mechanism, resolve, run_mechanism
 from core.params import check_epsilon
 from core.publish.ledger import ID_FORM, Ledger
 from core.publish.noise import opendp_laplace, sampler_name
@@ -265,6 +265,30 @@ class PublishedHats:
     warnings: tuple[str, ...] = ()
 
 
+def checked_request(
+    name: str,
+    epsilon: float,
+    accounting: str,
+    namespace: str | None,
+    ledger: str | os.PathLike | Ledger | None,
+) -> tuple[Mechanism, float, str, Ledger]:
+    """An every-HAT release's inputs checked (one clear error each): the mechanism, ε, the
+    namespace and the ledger opened (or the one given)."""
+    mech = get_mechanism(name)
+    eps = check_epsilon(epsilon)
+    _check_accounting(accounting)
+    ns = check_namespace(namespace)
+    book = ledger if isinstance(ledger, Ledger) else Ledger(ledger)
+    return mech, eps, ns, book
+
+
+def hats_holding(batch: HatBatch, users: np.ndarray) -> int:
+    """How many HATs of ``batch`` hold at least one of ``users`` (what a refusal names: the
+    HATs that would still fit are the others)."""
+    hat_of_row = np.repeat(np.arange(batch.n_hats), np.diff(batch.offsets))
+    return int(np.unique(hat_of_row[np.isin(batch.user_ids, users)]).size)
+
+
 def request_key(fp: str, mechanism: str, epsilon: float, accounting: str) -> str:
     """The ledger's request key of an every-HAT release (JSON text)."""
     return json.dumps([KIND, fp, mechanism, epsilon, accounting])
@@ -311,18 +335,9 @@ def publish_all(
     HexplorerError
         Bad input, a damaged or unwritable ledger, a scale OpenDP prices too high.
     """
-    mech = get_mechanism(name)
-    eps = check_epsilon(epsilon)
-    _check_accounting(accounting)
-    ns = check_namespace(namespace)
-    book = ledger if isinstance(ledger, Ledger) else Ledger(ledger)
+    mech, eps, ns, book = checked_request(name, epsilon, accounting, namespace, ledger)
     fp = book.seal(batch_fingerprint(batch))  # keyed: no unkeyed digest of true values
     ids, charges = user_charges(batch, eps, accounting)
-
-    def blocked(over: np.ndarray) -> int:
-        hat_of_row = np.repeat(np.arange(batch.n_hats), np.diff(batch.offsets))
-        return int(np.unique(hat_of_row[np.isin(batch.user_ids, over)]).size)
-
     return record_hats(
         book,
         mech.name,
@@ -335,7 +350,7 @@ def publish_all(
         hats=batch.hats,
         upper=batch.upper,
         noisy=lambda: draw_estimates(mech.name, batch, eps),
-        blocked=blocked,
+        blocked=lambda over: hats_holding(batch, over),
         dataset=dataset,
         budget=budget,
         before_commit=before_commit,

@@ -27,20 +27,18 @@ import polars as pl
 
 from core.citywide.batch import HatBatch
 from core.errors import HexplorerError
-from core.mechanisms import get_mechanism
-from core.params import check_epsilon
 from core.publish.batch import (
     HatsRelease,
     PublishedHats,
     _before_noise,
     _BeforeNoise,
-    _check_accounting,
     _with_noise,
+    checked_request,
+    hats_holding,
     hats_per_user,
     record_hats,
 )
 from core.publish.ledger import ID_FORM, Ledger
-from core.publish.records import check_namespace
 
 __all__ = ["publish_parts"]
 
@@ -139,11 +137,7 @@ def publish_parts(
     function giving a fresh iterator of :class:`HatBatch`, whole HATs in ascending order),
     reading one part at a time. Same parameters, record, charges and errors; one ledger
     transaction for the whole release (nothing recorded if any part is refused)."""
-    mech = get_mechanism(name)
-    eps = check_epsilon(epsilon)
-    _check_accounting(accounting)
-    ns = check_namespace(namespace)
-    book = ledger if isinstance(ledger, Ledger) else Ledger(ledger)
+    mech, eps, ns, book = checked_request(name, epsilon, accounting, namespace, ledger)
     with tempfile.TemporaryDirectory(prefix="hexplorer-publish-") as folder:
         gathered = _Gathered(Path(folder))
         try:
@@ -161,11 +155,8 @@ def publish_parts(
     del gathered
 
     def blocked(over: np.ndarray) -> int:
-        count = 0
-        for batch in parts():  # a second pass, only to say how many HATs stay publishable
-            hat_of_row = np.repeat(np.arange(batch.n_hats), np.diff(batch.offsets))
-            count += np.unique(hat_of_row[np.isin(batch.user_ids, over)]).size
-        return count
+        # a second pass, only to say how many HATs stay publishable
+        return sum(hats_holding(batch, over) for batch in parts())
 
     return record_hats(
         book,

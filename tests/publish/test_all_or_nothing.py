@@ -15,6 +15,7 @@ from core.cli import main
 from core.errors import HexplorerError
 from core.publish import BudgetExceeded, Ledger, files
 from core.publish import batch as pb
+from core.publish.parts import publish_parts
 from tests.publish.test_ledger import fleet_csv  # noqa: F401  (a fixture)
 
 
@@ -69,6 +70,17 @@ def test_a_refused_release_of_many_hats_names_what_fits_and_records_none(tmp_pat
     assert "1 of the 3 users" in msg and "up to eps = 3.5" in msg
     assert "eps <= 0.25 would fit" in msg  # x: 1.5 + 2 eps <= 2
     assert "1 of the 3 HATs (those without these users) would fit" in msg  # c only
+    assert book.export() == before
+    # the same release read part by part (a summaries dataset) is refused in the same words
+    frame = pd.DataFrame(rows, columns=["hat", "user_id", "m", "s"])
+    pieces = [frame.iloc[:3], frame.iloc[3:]]  # a and b, then c
+
+    def parts():
+        return (HatBatch.from_summaries(p) for p in pieces)
+
+    with pytest.raises(BudgetExceeded) as by_parts:
+        publish_parts("baseline", parts, 1.0, ledger=book)
+    assert str(by_parts.value) == msg
     assert book.export() == before
     # what it says fits, fits
     assert not pb.publish_all("baseline", batch, 0.25, ledger=book).reused
