@@ -57,9 +57,9 @@ JS = (
     """
 const SRC = {full: "__ROUTE__", basic: "__BASIC_ROUTE__", lite: "__UPLOT_ROUTE__"};
 
-// One promise per bundle for the whole page; each resolves to that bundle's Plotly object (a
-// bundle sets window.Plotly: the one loaded first keeps the name).
-function plotly(bundle) {
+// One promise per script for the whole page. A plotly.js bundle resolves to its Plotly object
+// (a bundle sets window.Plotly: the one loaded first keeps the name); uPlot sets window.uPlot.
+function load(bundle) {
   const loaded = window.__hexplorerPlotly || (window.__hexplorerPlotly = {});
   if (!loaded[bundle]) {
     loaded[bundle] = new Promise((resolve, reject) => {
@@ -71,7 +71,7 @@ function plotly(bundle) {
         if (before) window.Plotly = before;
         resolve(own);
       };
-      script.onerror = () => reject(new Error("plotly.js could not be loaded from " + SRC[bundle]));
+      script.onerror = () => reject(new Error(bundle + " charts: could not load " + SRC[bundle]));
       document.head.appendChild(script);
     });
   }
@@ -114,31 +114,31 @@ function themed(layout, root) {
 
 export default function (component) {
   const {data, parentElement} = component;
+  const lite = data.bundle === "lite";
+  const figure = JSON.parse(data.figure);
+  const layout = figure.layout || {};
   let div = parentElement.querySelector("div.hexplorer-liveplot");
-  if (div && (data.bundle === "lite") !== div.classList.contains("hexplorer-lite")) {
+  if (div && lite !== div.classList.contains("hexplorer-lite")) {
     if (div.__hexplorerPlotly) div.__hexplorerPlotly.purge(div);
     div.remove();  // the same key drawn by the other renderer
     div = null;
   }
-  if (div && data.bundle === "lite") div = null;  // renderLite finds its own
-  if (!div && data.bundle !== "lite") {
-    div = document.createElement("div");
-    div.className = "hexplorer-liveplot";
-    div.style.width = "100%";
-    parentElement.appendChild(div);
-  }
-  const figure = JSON.parse(data.figure);
-  const layout = figure.layout || {};
-  if (data.bundle === "lite") {
-    plotly("lite")
+  if (lite) {  // renderLite finds (or makes) its own element
+    load("lite")
       .then(() => renderLite(component, figure))
       .catch((error) => {
         parentElement.textContent = String(error);
       });
     return;
   }
+  if (!div) {
+    div = document.createElement("div");
+    div.className = "hexplorer-liveplot";
+    div.style.width = "100%";
+    parentElement.appendChild(div);
+  }
   div.style.height = (layout.height || 400) + "px";
-  plotly(data.bundle === "basic" ? "basic" : "full")
+  load(data.bundle === "basic" ? "basic" : "full")
     .then((Plotly) => {
       if (div.__hexplorerPlotly && div.__hexplorerPlotly !== Plotly) div.__hexplorerPlotly.purge(div);
       div.__hexplorerPlotly = Plotly;  // the chart is updated by the bundle that drew it

@@ -40,6 +40,14 @@ function colorway(layout) {
   });
 }
 
+// A trace's colour as plotly picks it: its line's, its marker's, else ``fallback``, else the
+// figure's colorway in trace order.
+function traceColor(t, k, way, fallback) {
+  const line = t.line || {}, marker = t.marker || {};
+  return line.color || (typeof marker.color === "string" && marker.color) || fallback
+    || way[k % way.length];
+}
+
 const isPaper = (ref) => ref === "paper" || / domain$/.test(ref || "");
 
 const num = (v) => (v === null || v === undefined || Number.isNaN(+v) ? null : +v);
@@ -108,8 +116,7 @@ function parts(figure) {
     const x = arr(t.x).map(num), y = arr(t.y).map(num);
     const line = t.line || {}, marker = t.marker || {};
     const opacity = t.opacity == null ? 1 : +t.opacity;
-    const color = line.color || (typeof marker.color === "string" && marker.color)
-      || way[k % way.length];
+    const color = traceColor(t, k, way);
     const p = {name: t.name || "", x, y, opacity, hover: t.hoverinfo !== "skip",
       custom: arr(t.customdata)};
     if (t.type === "bar") {
@@ -138,8 +145,7 @@ function legendEntries(figure) {
   for (const [k, t] of (figure.data || []).entries()) {
     if (t.showlegend === false || !t.name) continue;
     const line = t.line || {}, marker = t.marker || {};
-    const color = line.color || (typeof marker.color === "string" && marker.color) || t.fillcolor
-      || way[k % way.length];
+    const color = traceColor(t, k, way, t.fillcolor);
     out.push({name: t.name, color, dash: line.dash || "solid",
       box: t.type === "bar" || (t.fill && t.fill !== "none" && !(line.width > 0)),
       marker: (t.mode || "").includes("markers") && !(t.mode || "").includes("lines")});
