@@ -43,6 +43,9 @@ def error_chart(ms: np.ndarray, parts: worstcase.ErrorParts, m_ub: int, u: Units
     return _layout(fig, "m_UB (records kept per user)", f"worst-case error ({u.value})")
 
 
+BAND = "rgba(0,158,115,0.18)"  # the ±X band: the lessons' green, light
+
+
 def releases_chart(
     values: np.ndarray, true_mean: float, within: float, u: Units, bins: int = 60
 ) -> go.Figure:
@@ -59,7 +62,14 @@ def releases_chart(
             hovertemplate="%{x:.2f}: %{y} releases<extra></extra>",
         )
     )
-    fig.add_vrect(x0=true_mean - within, x1=true_mean + within, opacity=0.15, line_width=0)
+    fig.add_vrect(
+        x0=true_mean - within,
+        x1=true_mean + within,
+        fillcolor=BAND,  # a shape's default fill is transparent: the band must name its colour
+        line_width=0,
+        annotation_text=f"±{within:g} {u.value}",
+        annotation_position="bottom left",
+    )
     fig.add_vline(x=true_mean, line_dash="dot", annotation_text="true mean")
     return _layout(fig, f"released mean ({u.value})", "releases")
 

@@ -108,8 +108,8 @@ def text(a: Answer, u: Units) -> StepText:
             title=title,
             intro=(
                 "The worst case is a bound over every dataset with these counts; releases of "
-                "this data land around the true mean. Each dot is one simulated release "
-                "(OPT-Array-Averaging, clamped into [0, U]); the band is ± "
+                "this data land around the true mean. Each bar counts simulated releases "
+                "(OPT-Array-Averaging, clamped into [0, U]) in one bin; the shaded band is ± "
                 f"{g['within']:g} {u.value}."
             ),
             question=(

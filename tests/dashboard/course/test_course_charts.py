@@ -20,6 +20,10 @@ def test_the_releases_bars_count_every_release_in_equal_bins():
     assert int(np.sum(bars.y)) == len(values)
     assert np.allclose(np.diff(bars.x), bars.width)
     assert bars.x[0] - bars.width / 2 == min(values)
+    (band,) = [s for s in fig.layout.shapes if s.type == "rect"]
+    assert (band.x0, band.x1) == (19.0, 21.0)
+    assert band.fillcolor and not band.fillcolor.replace(" ", "").endswith(",0)")  # visible
+    assert any(a.text == "±1 km/h" for a in fig.layout.annotations)
 
 
 def test_every_course_chart_needs_only_the_basic_bundle():
