@@ -10,6 +10,7 @@ Chromium (or Playwright) the test fails when CI is set and is skipped otherwise.
 from __future__ import annotations
 
 import re
+import struct
 from pathlib import Path
 
 import pytest
@@ -76,7 +77,7 @@ def test_presenter_view_at_1280x720(server):
                       return k / (c.width * c.height); }"""
         )
         assert painted > 0.1, painted  # the ridges cover a good part of the plot
-        # Its PNG export (plotly's modebar gave one): title and canvas, as a PNG file.
+        # Its PNG export (plotly's modebar gave one): title, canvas and legend, as a PNG file.
         distribution.hover()
         with page.expect_download() as got:
             distribution.locator(".lite-png").click()
@@ -85,6 +86,12 @@ def test_presenter_view_at_1280x720(server):
         assert download.suggested_filename.endswith(".png")
         data = Path(download.path()).read_bytes()
         assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 5_000
+        (png_height,) = struct.unpack(">I", data[20:24])  # IHDR: width, then height
+        plot_height, dpr = distribution.locator("canvas").first.evaluate(
+            "c => [c.height, devicePixelRatio]"
+        )
+        assert distribution.locator(".lite-legend > span").count() > 0
+        assert png_height >= plot_height + (28 + 20) * dpr, (png_height, plot_height)  # legend
 
         # The headline carries the unit in every number's label.
         headline = page.locator(".st-key-hexagon_headline table")

@@ -408,8 +408,8 @@ function nearest(state, u, cx, cy) {
   return best;
 }
 
-// The chart as a PNG: its title, then uPlot's canvas (axes, traces, annotations) on white,
-// as plotly's modebar export gave it.
+// The chart as a PNG: its title, uPlot's canvas (axes, traces, annotations) and the legend
+// (swatch and name per entry, wrapped to the width) on white, as plotly's modebar export gave it.
 function downloadPng(root) {
   const state = root.__lite;
   if (!state || !state.u) return;
@@ -417,20 +417,53 @@ function downloadPng(root) {
   const dpr = devicePixelRatio || 1;
   const title = root.querySelector(".lite-title").textContent;
   const head = Math.round(28 * dpr);
+  const font = `${Math.round((state.fontSize + 1) * dpr)}px ${state.fontFamily}`;
+  const measure = document.createElement("canvas").getContext("2d");
+  measure.font = font;
+  const pad = 4 * dpr, sw = 18 * dpr, gap = 14 * dpr, row = Math.round(20 * dpr);
+  const rows = [[]];
+  let x = pad;
+  for (const e of state.legend || []) {
+    const w = sw + 5 * dpr + measure.measureText(e.name).width;
+    if (x + w > plot.width - pad && rows[rows.length - 1].length) { rows.push([]); x = pad; }
+    rows[rows.length - 1].push({e, x});
+    x += w + gap;
+  }
+  const foot = (state.legend || []).length ? rows.length * row + pad : 0;
   const out = document.createElement("canvas");
   out.width = plot.width;
-  out.height = plot.height + head;
+  out.height = plot.height + head + foot;
   const ctx = out.getContext("2d");
   ctx.fillStyle = "#ffffff";
   ctx.fillRect(0, 0, out.width, out.height);
   ctx.fillStyle = state.ink;
   ctx.font = `600 ${Math.round(15 * dpr)}px ${state.fontFamily}`;
   ctx.textBaseline = "middle";
-  ctx.fillText(title, 4 * dpr, head / 2);
+  ctx.fillText(title, pad, head / 2);
   ctx.drawImage(plot, 0, head);
+  ctx.font = font;
+  rows.forEach((items, r) => {
+    const y = plot.height + head + r * row + row / 2;
+    for (const {e, x: left} of items) {
+      ctx.fillStyle = e.color;
+      ctx.strokeStyle = e.color;
+      if (e.box || e.marker) {
+        ctx.fillRect(left + 4 * dpr, y - 5 * dpr, 10 * dpr, 10 * dpr);
+      } else {
+        ctx.lineWidth = 2 * dpr;
+        ctx.setLineDash(e.dash === "solid" ? [] : e.dash === "dot" ? [2 * dpr, 2 * dpr]
+          : [6 * dpr, 3 * dpr]);
+        ctx.beginPath(); ctx.moveTo(left, y); ctx.lineTo(left + sw, y); ctx.stroke();
+        ctx.setLineDash([]);
+      }
+      ctx.fillStyle = state.ink;
+      ctx.fillText(e.name, left + sw + 5 * dpr, y);
+    }
+  });
   const link = document.createElement("a");
   link.download = (title || "chart").replace(/[^\w.-]+/g, "_").slice(0, 80) + ".png";
   link.href = out.toDataURL("image/png");
+  root.dataset.pngHeight = String(out.height);  // for the browser test: title + plot + legend
   link.click();
 }
 
@@ -487,6 +520,7 @@ function renderLite(component, figure) {
   const plotEl = root.querySelector(".lite-plot");
   const state = root.__lite || (root.__lite = {});
   state.figure = figure;
+  state.legend = legend;
   state.ink = `rgb(${rgb})`;
   state.soft = `rgba(${rgb}, 0.6)`;
   state.grid = `rgba(${rgb}, 0.1)`;
