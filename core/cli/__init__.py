@@ -30,7 +30,9 @@ import argparse
 import json
 import math
 import os
+import signal
 import sys
+import threading
 from collections.abc import Sequence
 from typing import Any
 
@@ -120,10 +122,23 @@ def _print_table(result: Any) -> None:
             print(f"{key}: {value}")
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (``kill``, a scheduler's or a container's stop) while a command runs."""
+
+
+def _terminate(signum: int, frame: object) -> None:
+    raise Terminated
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line; returns the exit status (0 ok, 2 bad input)."""
+    """Run the command line; returns the exit status (0 ok, 2 bad input, 130 interrupted, 143
+    terminated). SIGTERM unwinds the command as Ctrl-C does, so its ``finally`` blocks run
+    (``prepare``'s spill folder is removed, a staged output is not moved into place) instead of
+    the process vanishing mid-write."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    handled = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, _terminate) if handled else None
     try:
         if getattr(args, "trials", None) is not None:
             common.check_trials(args.trials)
@@ -138,9 +153,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     except MemoryError as exc:  # e.g. --trials 10^11: numpy refuses the allocation up front
         print(f"hexplorer: error: out of memory ({exc}); ask for less (--trials).", file=sys.stderr)
         return 2
+    except Terminated:
+        print("hexplorer: terminated (SIGTERM)", file=sys.stderr)
+        return 143
     except KeyboardInterrupt:
         print("hexplorer: interrupted", file=sys.stderr)
         return 130
+    finally:
+        if handled:
+            signal.signal(signal.SIGTERM, previous)
     try:
         if args.json:
             json.dump(result, sys.stdout, indent=2, allow_nan=False)
