@@ -75,15 +75,19 @@ def releases_chart(
 
 
 def staircase_chart(steps: list[worstcase.Step], epsilon: float, m: int) -> go.Figure:
-    """m^(ε) against ε (a staircase on ε ≤ 5), the learner's ε marked."""
+    """m^(ε) against ε over the course's ε stops (0.01 to 5) on a log axis, where the staircase's
+    steps (most of them below ε = 0.5) can be told apart; the learner's ε marked."""
+    lo_eps, hi_eps = EPSILON_GRID[0], EPSILON_GRID[-1]
     xs, ys = [], []
     for s in steps:
-        lo, hi = max(s.epsilon_from, 0.0), min(s.epsilon_to, 5.0)
-        if lo >= 5.0 or hi <= 0:
+        lo, hi = max(s.epsilon_from, lo_eps), min(s.epsilon_to, hi_eps)
+        if lo >= hi:
             continue
         xs += [lo, hi]
         ys += [s.m, s.m]
     fig = go.Figure(go.Scatter(x=xs, y=ys, mode="lines", name="m^(ε)", line_shape="hv"))
     fig.add_trace(go.Scatter(x=[epsilon], y=[m], mode="markers", name="your ε",
                              marker={"size": 12}))  # fmt: skip
-    return _layout(fig, "ε", "m^(ε)")
+    fig = _layout(fig, "ε (log scale)", "m^(ε)")
+    fig.update_xaxes(type="log", range=[np.log10(lo_eps), np.log10(hi_eps)])
+    return fig

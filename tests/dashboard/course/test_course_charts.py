@@ -38,3 +38,16 @@ def test_every_course_chart_needs_only_the_basic_bundle():
     ]
     assert [liveplot.bundle(f) for f in figs] == ["basic"] * len(figs)
     assert [liveplot.bundle(f, lite=True) for f in figs] == ["lite"] * len(figs)  # the page's
+
+
+def test_the_staircase_is_drawn_on_a_log_axis_over_the_course_stops():
+    steps = [
+        worstcase.Step(epsilon_from=0.0, epsilon_to=0.05, m=2),
+        worstcase.Step(epsilon_from=0.05, epsilon_to=0.3, m=7),
+        worstcase.Step(epsilon_from=0.3, epsilon_to=float("inf"), m=9),
+    ]
+    fig = charts.staircase_chart(steps, 0.2, 7)
+    line = fig.data[0]
+    assert fig.layout.xaxis.type == "log"
+    assert (min(line.x), max(line.x)) == (0.01, 5.0)  # log 0 has no place: from the first stop
+    assert list(line.y) == [2, 2, 7, 7, 9, 9]
