@@ -44,9 +44,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 import polars as pl
 
 from core import worstcase
@@ -63,6 +63,9 @@ from core.mechanisms import (
     vectorised_names,
 )
 from core.params import check_epsilon, check_upper
+
+if TYPE_CHECKING:  # pandas only where a table is asked for as pandas (release --all writes Arrow)
+    import pandas as pd
 
 RELEASE_COLUMNS = [
     "hat",
@@ -88,6 +91,7 @@ __all__ = [
     "evaluate_all",
     "first_laplace",
     "release_all",
+    "release_columns",
     "release_loop",
     "bestfit_assign",
     "bestfit_means",
@@ -409,35 +413,49 @@ def release_all(
     -------
     pandas.DataFrame
         Columns :data:`RELEASE_COLUMNS`, HATs in label order; ``m_ub`` and ``n_arrays`` are
-        -1 for mechanisms without arrays.
+        -1 for mechanisms without arrays (:func:`release_columns` as a frame).
     """
+    import pandas as pd
+
+    get_mechanism(name)
+    if MECHANISMS[name].release_all is None:
+        epsilon = check_epsilon(epsilon)
+        _check_seed(seed)
+        return release_loop(name, batch, epsilon, seed=seed, progress=progress)
+    return pd.DataFrame(release_columns(name, batch, epsilon, seed=seed))
+
+
+def release_columns(name: str, batch: HatBatch, epsilon: float, *, seed: int) -> dict[str, Any]:
+    """:func:`release_all` of a vectorised mechanism as its columns (:data:`RELEASE_COLUMNS`:
+    numpy arrays, and the mechanism's name and ε once for every row), without pandas: what
+    ``release --all`` writes (:mod:`core.citywide.release_table`)."""
     get_mechanism(name)
     epsilon = check_epsilon(epsilon)
-    if isinstance(seed, bool) or not isinstance(seed, int | np.integer):
-        raise HexplorerError(f"The 'seed' parameter must be an integer. Got {seed!r} instead.")
-    if MECHANISMS[name].release_all is None:
-        return release_loop(name, batch, epsilon, seed=seed, progress=progress)
+    _check_seed(seed)
     parts = _vectorised(name, batch, epsilon)
     estimate = parts.noiseless + first_laplace(
         hat_keys(seed, name, batch.hats.tolist()), parts.noise_scale
     )
     n = batch.seg_sum(batch.counts)
-    return pd.DataFrame(
-        {
-            "hat": batch.hats,
-            "mechanism": name,
-            "epsilon": epsilon,
-            "m_ub": parts.m_ub,
-            "n_arrays": parts.n_arrays,
-            "sensitivity": parts.sensitivity,
-            "noise_scale": parts.noise_scale,
-            "noiseless": parts.noiseless,
-            "estimate": estimate,
-            "true_mean": batch.seg_sum(batch.sums) / n,
-            "users": batch.lengths,
-            "records": n,
-        }
-    )
+    return {
+        "hat": batch.hats,
+        "mechanism": name,
+        "epsilon": epsilon,
+        "m_ub": parts.m_ub,
+        "n_arrays": parts.n_arrays,
+        "sensitivity": parts.sensitivity,
+        "noise_scale": parts.noise_scale,
+        "noiseless": parts.noiseless,
+        "estimate": estimate,
+        "true_mean": batch.seg_sum(batch.sums) / n,
+        "users": batch.lengths,
+        "records": n,
+    }
+
+
+def _check_seed(seed: Any) -> None:
+    if isinstance(seed, bool) or not isinstance(seed, int | np.integer):
+        raise HexplorerError(f"The 'seed' parameter must be an integer. Got {seed!r} instead.")
 
 
 def evaluate_all(name: str, batch: HatBatch, epsilon: float) -> pd.DataFrame:
@@ -456,6 +474,8 @@ def evaluate_all(name: str, batch: HatBatch, epsilon: float) -> pd.DataFrame:
     HexplorerError
         For a mechanism that is not vectorised (its MAE needs sampling: use monte_carlo).
     """
+    import pandas as pd
+
     get_mechanism(name)
     epsilon = check_epsilon(epsilon)
     if MECHANISMS[name].release_all is None:
@@ -498,6 +518,8 @@ def release_loop(
     The reference :func:`release_all` is tested against, and its path for the mechanisms that
     are not vectorised.
     """
+    import pandas as pd
+
     rows = []
     for h in range(batch.n_hats):
         hat = batch.hat_data(h)

@@ -7,14 +7,19 @@ of the whole.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
 import polars as pl
 
-from core.citywide.batch import HatBatch, release_all
+from core.citywide.batch import HatBatch, release_all, release_columns
+from core.citywide.release_table import ReleaseTable
 from core.errors import HexplorerError
+from core.mechanisms import MECHANISMS
 
-__all__ = ["release_batches"]
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["release_batches", "release_table"]
 
 
 def release_batches(
@@ -39,9 +44,27 @@ def release_batches(
     pieces: each piece is released on its own and the table sorted by HAT at the end (one row
     per HAT, small), again bit for bit :func:`release_all` of the whole.
     """
+    return release_table(
+        name, frames, epsilon, seed=seed, upper=upper, whole_hats=whole_hats
+    ).to_pandas()
+
+
+def release_table(
+    name: str,
+    frames: Iterable[pl.DataFrame],
+    epsilon: float,
+    *,
+    seed: int,
+    upper: float = 65.0,
+    whole_hats: bool = False,
+) -> ReleaseTable:
+    """:func:`release_batches` as a :class:`ReleaseTable` (its pieces, not yet one frame): what
+    ``release --all`` writes, without pandas for the vectorised mechanisms."""
+    release = _releaser(name, epsilon, seed)
+    parts: list[Any] = []
     if whole_hats:
-        return _release_whole_pieces(name, frames, epsilon, seed=seed, upper=upper)
-    parts: list[pd.DataFrame] = []
+        parts = [release(HatBatch.from_summaries(f, upper=upper)) for f in frames if f.height]
+        frames = ()
     held: pl.DataFrame | None = None
     last: str | None = None
     for frame in frames:
@@ -60,30 +83,16 @@ def release_batches(
         done, held = frame.slice(0, cut), frame.slice(cut)  # views, no copy
         last = tail
         if done.height:
-            parts.append(
-                release_all(name, HatBatch.from_summaries(done, upper=upper), epsilon, seed=seed)
-            )
+            parts.append(release(HatBatch.from_summaries(done, upper=upper)))
     if held is not None and held.height:
-        parts.append(
-            release_all(name, HatBatch.from_summaries(held, upper=upper), epsilon, seed=seed)
-        )
+        parts.append(release(HatBatch.from_summaries(held, upper=upper)))
     if not parts:
         raise HexplorerError("There are no HATs to release: the summaries are empty.")
-    return pd.concat(parts, ignore_index=True)
+    return ReleaseTable(parts, sort=whole_hats)
 
 
-def _release_whole_pieces(
-    name: str, frames: Iterable[pl.DataFrame], epsilon: float, *, seed: int, upper: float
-) -> pd.DataFrame:
-    """:func:`release_batches` of pieces that each hold whole HATs (a dataset's parts)."""
-    parts = [
-        release_all(name, HatBatch.from_summaries(frame, upper=upper), epsilon, seed=seed)
-        for frame in frames
-        if frame.height
-    ]
-    if not parts:
-        raise HexplorerError("There are no HATs to release: the summaries are empty.")
-    table = pd.concat(parts, ignore_index=True)
-    if not table["hat"].is_monotonic_increasing:
-        table = table.sort_values("hat", kind="stable", ignore_index=True)
-    return table
+def _releaser(name: str, epsilon: float, seed: int):
+    """One piece's release: its columns (vectorised mechanisms), else the loop's frame."""
+    if name in MECHANISMS and MECHANISMS[name].release_all is not None:
+        return lambda batch: release_columns(name, batch, epsilon, seed=seed)
+    return lambda batch: release_all(name, batch, epsilon, seed=seed)

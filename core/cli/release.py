@@ -92,14 +92,14 @@ def run_all(args: argparse.Namespace) -> Any:
         check_writable(target)  # before reading the data: nothing is charged for an unwritable file
     (epsilon,) = common.epsilons([args.epsilon])
     if args.seed is not None and _whole_file(args):
-        from core.citywide.pieces import release_batches
+        from core.citywide.pieces import release_table
         from core.data.summaries import is_dataset, summary_pieces
         from core.mechanisms import MECHANISMS
 
         # the vectorised releases never read the user ids (rows in file order suffice)
         ids = [] if MECHANISMS[args.mechanism].release_all is not None else ["user_id"]
         pieces = summary_pieces(args.data, ["hat", *ids, "m", "s"])
-        table = release_batches(
+        table = release_table(
             args.mechanism,
             pieces,
             epsilon,
@@ -131,10 +131,15 @@ def run_all(args: argparse.Namespace) -> Any:
 
 
 def _write_simulated(args: argparse.Namespace, table: Any, target: Any, epsilon: float) -> Any:
-    if str(target).lower().endswith(".parquet"):
-        table.to_parquet(target, index=False)
+    """Write a simulated ``--all`` table (a :class:`~core.citywide.release_table.ReleaseTable`,
+    written without pandas where it can, or a pandas frame) and say what was written."""
+    if hasattr(table, "to_parquet"):  # pandas (a filtered or prepared table)
+        if str(target).lower().endswith(".parquet"):
+            table.to_parquet(target, index=False)
+        else:
+            table.to_csv(target, index=False)
     else:
-        table.to_csv(target, index=False)
+        table.write(target)
     return {
         "output": str(target),
         "mechanism": args.mechanism,
