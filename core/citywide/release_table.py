@@ -84,8 +84,8 @@ class ReleaseTable:
             n = _rows(piece)
             for name in names:
                 value = np.asarray(piece[name])
-                if value.ndim == 0:
-                    value = np.full(n, value)
+                if value.ndim == 0:  # one value for every row: a view, no copies
+                    value = np.broadcast_to(value, (n,))
                 if value.shape != (n,) or value.dtype.kind not in _KINDS:
                     return None
                 if value.dtype.kind in "if" and value.dtype.itemsize != 8:
@@ -154,15 +154,23 @@ class ReleaseTable:
 
 
 def _arrow(values: np.ndarray, kind: pa.DataType) -> pa.Array:
-    """``values`` as an Arrow array of type ``kind``, built without ``pyarrow.array`` (which
-    imports pandas to ask whether its argument is a pandas object): numbers by their buffer,
-    text through polars."""
+    """``values`` as an Arrow array of type ``kind``, built from its buffers (``pyarrow.array``
+    imports pandas to ask whether its argument is a pandas object): numbers as they are, text
+    as UTF-8 bytes and their offsets."""
     import pyarrow as pa
 
+    if values.dtype.kind == "U" and values.size and values.strides == (0,):  # one value
+        one = str(values[0]).encode()
+        offsets = np.arange(values.size + 1, dtype=np.int64) * len(one)
+        return pa.Array.from_buffers(
+            kind, values.size, [None, pa.py_buffer(offsets), pa.py_buffer(one * values.size)]
+        )
     if values.dtype.kind == "U":
-        import polars as pl
-
-        return pl.Series(values, dtype=pl.String).to_arrow().cast(kind)
+        encoded = [v.encode() for v in values.tolist()]
+        offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
+        np.cumsum(np.fromiter(map(len, encoded), np.int64, len(encoded)), out=offsets[1:])
+        buffers = [None, pa.py_buffer(offsets), pa.py_buffer(b"".join(encoded))]
+        return pa.Array.from_buffers(kind, values.size, buffers)
     data = pa.py_buffer(np.ascontiguousarray(values))
     return pa.Array.from_buffers(kind, values.size, [None, data])
 

@@ -283,13 +283,15 @@ def check_values(summaries: pd.DataFrame | pl.DataFrame, upper: float, target: s
     """
     m = np.asarray(summaries["m"].to_numpy())
     s = np.asarray(summaries["s"].to_numpy(), dtype=float)
+    q = np.asarray(summaries["q"].to_numpy(), dtype=float) if "q" in summaries.columns else None
+    if _plainly_valid(m, s, q, upper):
+        return
     slack = 1e-9 * upper * np.maximum(m, 1)  # the fixed-point sums' rounding
     checks = [
         ("m < 1", m < 1, "m"),
         (f"s outside [0, m·U] (U = {upper:g})", ~((s >= -slack) & (s <= m * upper + slack)), "s"),
     ]
-    if "q" in summaries.columns:  # a reader of m and s only (release --all) checks those
-        q = np.asarray(summaries["q"].to_numpy(), dtype=float)
+    if q is not None:  # a reader of m and s only (release --all) checks those
         checks.append(("q < 0 or not a number", ~(q >= 0), "q"))
     for label, bad, column in checks:
         count = int(np.count_nonzero(bad))
@@ -306,6 +308,21 @@ def check_values(summaries: pd.DataFrame | pl.DataFrame, upper: float, target: s
                 f"row{'s' if count > 1 else ''} with {label} (e.g. {column} = {row[column]:g} "
                 f"for {who}{row['hat']}); prepare the raw records again with `hexplorer prepare`."
             )
+
+
+def _plainly_valid(m: np.ndarray, s: np.ndarray, q: np.ndarray | None, upper: float) -> bool:
+    """A screen in a few passes (no row flags) that implies :func:`check_values`' checks:
+    ``m >= 1``, ``0 <= s <= m·U`` and ``q >= 0`` everywhere (a NaN fails it). False says
+    only "look row by row"."""
+    if m.dtype.kind not in "iu":
+        return False
+    if m.size == 0:
+        return True
+    if not (m.min() >= 1 and s.min() >= 0.0 and (q is None or q.min() >= 0.0)):
+        return False
+    over = np.multiply(m, upper)  # as check_values computes m·U, before its slack
+    np.subtract(s, over, out=over)
+    return bool(over.max() <= 0.0)
 
 
 def read_summary_frame(path: Any, columns: list[str] | None = None) -> pl.DataFrame:
