@@ -175,34 +175,62 @@ class HatBatch:
             user_col = frame.get_column("user_id")
             up = np.concatenate(([True], (user_col.slice(1) > user_col.slice(0, n - 1)).to_numpy()))
             in_order = bool(up[same].all())
-        rows: np.ndarray | None = None
-        users: pl.Series | None = None
         if in_order:  # sorted by (hat, user_id): a stable sort by count inside each HAT
-            top = int(counts.max()) + 1
-            seg = np.repeat(np.arange(starts.size, dtype=np.int64), np.diff(np.append(starts, n)))
-            rows = np.argsort(seg * top + (top - 1 - counts), kind="stable")
-            sums = frame.get_column("s").cast(pl.Float64).to_numpy()[rows]
-            counts = counts[rows]
-            if has_users:
-                users = frame.get_column("user_id").cast(pl.String)
-        elif not has_users:
+            sums = frame.get_column("s").cast(pl.Float64).to_numpy()
+            ids = frame.get_column("user_id").cast(pl.String) if has_users else None
+            return cls.from_runs(hats.to_numpy(), starts, counts, sums, upper=upper, users=ids)
+        if not has_users:
             raise HexplorerError(
                 "Summaries without user_id must be sorted by hat (then user id, as a summaries "
                 "file is); give the user_id column to release them in another order."
             )
-        else:
-            frame = frame.sort(["hat", "m", "user_id"], descending=[False, True, False])
-            counts = frame.get_column("m").cast(pl.Int64).to_numpy()
-            hat_col = frame.get_column("hat")
-            starts = np.flatnonzero(~_same_as_previous(hat_col))
-            hats = hat_col.gather(starts)
-            sums = frame.get_column("s").cast(pl.Float64).to_numpy()
-            users = frame.get_column("user_id").cast(pl.String)
+        frame = frame.sort(["hat", "m", "user_id"], descending=[False, True, False])
+        counts = frame.get_column("m").cast(pl.Int64).to_numpy()
+        hat_col = frame.get_column("hat")
+        starts = np.flatnonzero(~_same_as_previous(hat_col))
+        hats = hat_col.gather(starts)
+        sums = frame.get_column("s").cast(pl.Float64).to_numpy()
+        users = frame.get_column("user_id").cast(pl.String)
         return cls(
             hats=hats.to_numpy().astype(str),
             offsets=np.append(starts, n).astype(np.int64),
             counts=counts,
             sums=sums,
+            users=users,
+            user_rows=None,
+            upper=upper,
+        )
+
+    @classmethod
+    def from_runs(
+        cls,
+        labels: Any,
+        starts: np.ndarray,
+        counts: np.ndarray,
+        sums: np.ndarray,
+        upper: float = 65.0,
+        users: pl.Series | None = None,
+    ) -> HatBatch:
+        """The batch of rows in a summaries file's order (sorted by hat, then user_id) given as
+        runs of one HAT (:class:`core.data.runs.SummaryRuns`): the HAT of each run
+        (``labels``, ascending), the first row of each run, and every row's ``m`` and ``s``.
+        A stable sort by count inside each HAT, on integers, gives SPEC section 1's order.
+        ``users``: the rows' ids in the same order (without them :attr:`user_ids` refuses in
+        one line; the vectorised releases never read them)."""
+        upper = check_upper(upper)
+        n = counts.size
+        if n == 0:
+            raise HexplorerError("There are no HATs to release: the summaries are empty.")
+        if counts.min() < 1:
+            raise HexplorerError("Every count m must be >= 1.")
+        top = int(counts.max()) + 1
+        seg = np.repeat(np.arange(starts.size, dtype=np.int64), np.diff(np.append(starts, n)))
+        rows = np.argsort(seg * top + (top - 1 - counts), kind="stable")
+        return cls(
+            hats=np.asarray(labels).astype(str),
+            offsets=np.append(starts, n).astype(np.int64),
+            counts=counts[rows],
+            sums=sums[rows],
             users=users,
             user_rows=rows,
             upper=upper,

@@ -19,7 +19,9 @@ from core.mechanisms import MECHANISMS
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["release_batches", "release_table"]
+    from core.data.runs import SummaryRuns
+
+__all__ = ["release_batches", "release_runs", "release_table"]
 
 
 def release_batches(
@@ -96,3 +98,47 @@ def _releaser(name: str, epsilon: float, seed: int):
     if name in MECHANISMS and MECHANISMS[name].release_all is not None:
         return lambda batch: release_columns(name, batch, epsilon, seed=seed)
     return lambda batch: release_all(name, batch, epsilon, seed=seed)
+
+
+def release_runs(
+    name: str,
+    windows: Iterable[SummaryRuns],
+    epsilon: float,
+    *,
+    seed: int,
+    upper: float = 65.0,
+) -> ReleaseTable:
+    """:func:`release_table` of a summaries file read as runs of one HAT
+    (:func:`core.data.runs.summary_runs`), for a vectorised mechanism: the same pieces (a
+    window's last HAT waits for the next window), so the same table, bit for bit, and the same
+    refusal of HATs out of order."""
+    from core.data.runs import joined
+
+    if name not in MECHANISMS or MECHANISMS[name].release_all is None:
+        raise HexplorerError(f"{name} has no all-HATs release form: release it piece by piece.")
+    parts: list[Any] = []
+    held = None
+    for window in windows:
+        if window.rows == 0:
+            continue
+        if held is not None:
+            window = joined([held, window])
+        labels = window.labels
+        if any(a >= b for a, b in zip(labels, labels[1:], strict=False)):
+            raise HexplorerError(
+                "The summaries are not sorted by HAT, so they cannot be released piece by piece."
+            )
+        cut = int(window.starts[-1])  # the last HAT's first row
+        done, held = window.split(cut) if cut else (None, window)
+        if done is not None:
+            parts.append(_release_runs(name, done, epsilon, seed, upper))
+    if held is not None:
+        parts.append(_release_runs(name, held, epsilon, seed, upper))
+    if not parts:
+        raise HexplorerError("There are no HATs to release: the summaries are empty.")
+    return ReleaseTable(parts)
+
+
+def _release_runs(name: str, runs: SummaryRuns, epsilon: float, seed: int, upper: float):
+    batch = HatBatch.from_runs(runs.labels, runs.starts, runs.counts, runs.sums, upper=upper)
+    return release_columns(name, batch, epsilon, seed=seed)

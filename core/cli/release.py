@@ -92,13 +92,18 @@ def run_all(args: argparse.Namespace) -> Any:
         check_writable(target)  # before reading the data: nothing is charged for an unwritable file
     (epsilon,) = common.epsilons([args.epsilon])
     if args.seed is not None and _whole_file(args):
-        from core.citywide.pieces import release_table
+        from core.citywide.pieces import release_runs, release_table
+        from core.data.runs import summary_runs
         from core.data.summaries import is_dataset, summary_pieces
         from core.mechanisms import MECHANISMS
 
         # the vectorised releases never read the user ids (rows in file order suffice)
-        ids = [] if MECHANISMS[args.mechanism].release_all is not None else ["user_id"]
-        pieces = summary_pieces(args.data, ["hat", *ids, "m", "s"])
+        vectorised = MECHANISMS[args.mechanism].release_all is not None
+        runs = summary_runs(args.data) if vectorised else None  # a file: its HATs as runs
+        if runs is not None:
+            table = release_runs(args.mechanism, runs, epsilon, seed=args.seed, upper=args.upper)
+            return _write_simulated(args, table, target, epsilon)
+        pieces = summary_pieces(args.data, ["hat", *([] if vectorised else ["user_id"]), "m", "s"])
         table = release_table(
             args.mechanism,
             pieces,
