@@ -50,14 +50,24 @@ def test_the_windows_are_the_polars_pieces(small_groups, rows):
         assert window.sums.tobytes() == piece.get_column("s").to_numpy().tobytes()
 
 
-@pytest.mark.parametrize("rows", [997, 2_000_000])
-def test_the_released_table_is_byte_equal_to_the_pieces(small_groups, tmp_path, rows):
+@pytest.mark.parametrize(("rows", "batch_rows"), [(997, 50), (2_000_000, 333), (997, 1 << 18)])
+def test_the_released_table_is_byte_equal_to_the_pieces(
+    small_groups, tmp_path, monkeypatch, rows, batch_rows
+):
+    """Each piece released in batches of whole HATs (BATCH_ROWS) and put end to end: the
+    pieces and their columns are those of the polars pieces released at once."""
+    import core.citywide.pieces
+
+    monkeypatch.setattr(core.citywide.pieces, "BATCH_ROWS", batch_rows)
     windows = summary_runs(small_groups, rows=rows)
     ours = release_runs("opt-arrayavg", windows, 0.6, seed=12)
     pieces = summary_pieces(small_groups, ["hat", "m", "s"], rows=rows)
     theirs = release_table("opt-arrayavg", pieces, 0.6, seed=12)
     # the same pieces (they chunk the text columns, and the chunks can move the Parquet bytes)
     assert [list(p["hat"]) for p in ours.pieces] == [list(p["hat"]) for p in theirs.pieces]
+    for mine, its in zip(ours.pieces, theirs.pieces, strict=True):
+        for key, value in its.items():
+            assert np.asarray(mine[key]).tobytes() == np.asarray(value).tobytes(), key
     for name, target in (("runs", ours), ("pieces", theirs)):
         target.write(tmp_path / f"{name}.parquet")
     digest = [
