@@ -47,7 +47,6 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import polars as pl
 
 from core import worstcase
 from core.citywide.batch_grouping import bestfit_assign, bestfit_means, wraparound_means
@@ -64,8 +63,10 @@ from core.mechanisms import (
 )
 from core.params import check_epsilon, check_upper
 
-if TYPE_CHECKING:  # pandas only where a table is asked for as pandas (release --all writes Arrow)
+if TYPE_CHECKING:  # pandas only where a table is asked for as pandas (release --all writes
+    # Arrow), polars only where summaries come as a frame (release --all reads runs)
     import pandas as pd
+    import polars as pl
 
 RELEASE_COLUMNS = [
     "hat",
@@ -148,6 +149,8 @@ class HatBatch:
         enough for the vectorised releases, which never read the ids (:attr:`user_ids` then
         refuses in one line).
         """
+        import polars as pl
+
         upper = check_upper(upper)
         missing = [c for c in ("hat", "m", "s") if c not in summaries.columns]
         if missing:
@@ -300,6 +303,7 @@ class HatBatch:
 def _same_as_previous(labels: pl.Series) -> np.ndarray:
     """Whether each row's label equals the previous row's (False for the first row).
 
+    >>> import polars as pl
     >>> _same_as_previous(pl.Series(["a", "a", "b"])).tolist()
     [False, True, False]
     """

@@ -9,8 +9,6 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-import polars as pl
-
 from core.citywide.batch import HatBatch, release_all, release_columns
 from core.citywide.release_table import ReleaseTable
 from core.errors import HexplorerError
@@ -18,6 +16,7 @@ from core.mechanisms import MECHANISMS
 
 if TYPE_CHECKING:
     import pandas as pd
+    import polars as pl
 
     from core.data.runs import SummaryRuns
 
@@ -62,6 +61,8 @@ def release_table(
 ) -> ReleaseTable:
     """:func:`release_batches` as a :class:`ReleaseTable` (its pieces, not yet one frame): what
     ``release --all`` writes, without pandas for the vectorised mechanisms."""
+    import polars as pl
+
     release = _releaser(name, epsilon, seed)
     parts: list[Any] = []
     if whole_hats:
