@@ -228,9 +228,13 @@ class HatBatch:
             raise HexplorerError("Every count m must be >= 1.")
         top = int(counts.max()) + 1
         seg = np.repeat(np.arange(starts.size, dtype=np.int64), np.diff(np.append(starts, n)))
-        rows = np.argsort(seg * top + (top - 1 - counts), kind="stable")
-        return cls(
-            hats=np.asarray(labels).astype(str),
+        key = seg * top  # HAT, then count descending: seg * top + (top - 1 - count)
+        key += top - 1
+        key -= counts
+        rows = np.argsort(key, kind="stable")
+        del key
+        batch = cls(
+            hats=np.asarray(labels, dtype=str),
             offsets=np.append(starts, n).astype(np.int64),
             counts=counts[rows],
             sums=sums[rows],
@@ -238,6 +242,8 @@ class HatBatch:
             user_rows=rows,
             upper=upper,
         )
+        batch.__dict__["segment"] = seg  # the cached property's value, made here already
+        return batch
 
     @cached_property
     def user_ids(self) -> np.ndarray:

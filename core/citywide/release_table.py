@@ -165,6 +165,13 @@ def _arrow(values: np.ndarray, kind: pa.DataType) -> pa.Array:
         return pa.Array.from_buffers(
             kind, values.size, [None, pa.py_buffer(offsets), pa.py_buffer(one * values.size)]
         )
+    if values.dtype.kind == "U" and values.size and values.dtype.itemsize:
+        width = values.dtype.itemsize // 4
+        codes = np.ascontiguousarray(values).view(np.uint32).reshape(values.size, width)
+        if codes.min() > 0 and codes.max() < 128:  # ASCII, every value of the full width
+            offsets = np.arange(values.size + 1, dtype=np.int64) * width
+            data = pa.py_buffer(codes.astype(np.uint8).tobytes())
+            return pa.Array.from_buffers(kind, values.size, [None, pa.py_buffer(offsets), data])
     if values.dtype.kind == "U":
         encoded = [v.encode() for v in values.tolist()]
         offsets = np.zeros(len(encoded) + 1, dtype=np.int64)

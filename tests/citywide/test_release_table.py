@@ -101,3 +101,26 @@ def test_the_data_package_gives_its_functions_not_its_submodules():
         [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=False
     )
     assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr
+
+
+@pytest.mark.parametrize(
+    "labels",
+    [["a/1", "bb/2", "ccc/3"], ["8742/1", "8742/2", "8742/3"], ["ç/1", "é/22", "z/3"]],
+)
+def test_text_of_any_width_and_script_is_byte_equal_to_pandas(tmp_path, labels):
+    """The text columns from their bytes: labels of one width and ASCII (a city's HATs) in one
+    copy, others (widths that differ, accents) one by one; the same file either way."""
+    import numpy as np
+
+    from core.citywide.release_table import ReleaseTable
+
+    def piece(hats):
+        return {
+            "hat": np.array(hats),
+            "mechanism": "arrayavg-best",
+            "epsilon": 0.5,
+            "m_ub": np.arange(len(hats), dtype=np.int64),
+            "estimate": np.linspace(0.0, 1.0, len(hats)),
+        }
+
+    _same_bytes_as_pandas(ReleaseTable([piece(labels[:2]), piece(labels[2:])]), tmp_path)
