@@ -118,23 +118,31 @@ def release_runs(
     if name not in MECHANISMS or MECHANISMS[name].release_all is None:
         raise HexplorerError(f"{name} has no all-HATs release form: release it piece by piece.")
     parts: list[Any] = []
-    held = None
+    held = None  # the last HAT so far (its rows may go on in the next window)
     for window in windows:
         if window.rows == 0:
             continue
-        if held is not None:
-            window = joined([held, window])
-        labels = window.labels
+        if held is not None and window.labels[0] == held.labels[0]:  # held's rows go on
+            if len(window.labels) == 1:  # the whole window is held's HAT
+                held = joined([held, window])
+                continue
+            head, window = window.split(int(window.starts[1]))
+            held = joined([held, head])  # one HAT's rows: the only copy
+        labels = window.labels if held is None else [held.labels[0], *window.labels]
         if any(a >= b for a, b in zip(labels, labels[1:], strict=False)):
             raise HexplorerError(
                 "The summaries are not sorted by HAT, so they cannot be released piece by piece."
             )
-        cut = int(window.starts[-1])  # the last HAT's first row
-        done, held = window.split(cut) if cut else (None, window)
-        if done is not None:
+        cut = int(window.starts[-1])  # the window's last HAT waits for the next window
+        done = [] if held is None else [held]
+        if cut:
+            body, window = window.split(cut)
+            done.append(body)
+        held = window
+        if done:
             parts.append(_release_runs(name, done, epsilon, seed, upper))
     if held is not None:
-        parts.append(_release_runs(name, held, epsilon, seed, upper))
+        parts.append(_release_runs(name, [held], epsilon, seed, upper))
     if not parts:
         raise HexplorerError("There are no HATs to release: the summaries are empty.")
     return ReleaseTable(parts)
@@ -146,27 +154,29 @@ BATCH_ROWS = 1 << 18
 
 
 def _release_runs(
-    name: str, runs: SummaryRuns, epsilon: float, seed: int, upper: float
+    name: str, segments: list[SummaryRuns], epsilon: float, seed: int, upper: float
 ) -> dict[str, Any]:
-    """One piece's columns (:func:`release_columns`), released in batches of whole HATs of
-    about :data:`BATCH_ROWS` rows and put end to end: by the seed rule a HAT's row depends on
-    its own rows only, so the columns are those of the piece released at once."""
+    """One piece's columns (:func:`release_columns`): its segments of whole HATs, each
+    released in batches of about :data:`BATCH_ROWS` rows, put end to end. By the seed rule a
+    HAT's row depends on its own rows only, so the columns are those of the piece released at
+    once."""
     import numpy as np
 
-    cuts = np.searchsorted(runs.starts, np.arange(BATCH_ROWS, runs.rows, BATCH_ROWS))
-    bounds = np.unique(np.concatenate(([0], cuts, [len(runs.labels)])))
     columns: list[dict[str, Any]] = []
-    for lo, hi in zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True):
-        first = int(runs.starts[lo])
-        last = int(runs.starts[hi]) if hi < len(runs.labels) else runs.rows
-        batch = HatBatch.from_runs(
-            runs.labels[lo:hi],
-            runs.starts[lo:hi] - first,
-            runs.counts[first:last],
-            runs.sums[first:last],
-            upper=upper,
-        )
-        columns.append(release_columns(name, batch, epsilon, seed=seed))
+    for runs in segments:
+        cuts = np.searchsorted(runs.starts, np.arange(BATCH_ROWS, runs.rows, BATCH_ROWS))
+        bounds = np.unique(np.concatenate(([0], cuts, [len(runs.labels)])))
+        for lo, hi in zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True):
+            first = int(runs.starts[lo])
+            last = int(runs.starts[hi]) if hi < len(runs.labels) else runs.rows
+            batch = HatBatch.from_runs(
+                runs.labels[lo:hi],
+                runs.starts[lo:hi] - first,
+                runs.counts[first:last],
+                runs.sums[first:last],
+                upper=upper,
+            )
+            columns.append(release_columns(name, batch, epsilon, seed=seed))
     if len(columns) == 1:
         return columns[0]
     return {
