@@ -332,9 +332,13 @@ def _plainly_valid(m: np.ndarray, s: np.ndarray, q: np.ndarray | None, upper: fl
         return True
     if not (m.min() >= 1 and s.min() >= 0.0 and (q is None or q.min() >= 0.0)):
         return False
-    over = np.multiply(m, upper)  # as check_values computes m·U, before its slack
-    np.subtract(s, over, out=over)
-    return bool(over.max() <= 0.0)
+    step = 1 << 18  # in blocks: a few MB of scratch, not one array as long as the summaries
+    for lo in range(0, m.size, step):
+        over = np.multiply(m[lo : lo + step], upper)  # as check_values computes m·U
+        np.subtract(s[lo : lo + step], over, out=over)
+        if not over.max() <= 0.0:
+            return False
+    return True
 
 
 def read_summary_frame(path: Any, columns: list[str] | None = None) -> pl.DataFrame:

@@ -57,3 +57,11 @@ def test_the_screen_never_passes_a_refused_table():
         s = m * U * rng.uniform(-0.01, 1.01, n)
         if _plainly_valid(m, s, None, U):
             assert not _refused(_rows(m, s))
+
+
+def test_the_screen_looks_at_every_block():
+    m = np.ones(600_000, dtype=np.int64)
+    s = np.full(m.size, U)
+    assert _plainly_valid(m, s, None, U)
+    s[550_000] = U + 1.0  # in the third block of 2**18 rows
+    assert not _plainly_valid(m, s, None, U)
