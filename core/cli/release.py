@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from core.cli import common
@@ -101,8 +103,11 @@ def run_all(args: argparse.Namespace) -> Any:
         vectorised = MECHANISMS[args.mechanism].release_all is not None
         runs = summary_runs(args.data) if vectorised else None  # a file: its HATs as runs
         if runs is not None:
-            table = release_runs(args.mechanism, runs, epsilon, seed=args.seed, upper=args.upper)
-            return _write_simulated(args, table, target, epsilon)
+            with _no_cycle_collection():
+                table = release_runs(
+                    args.mechanism, runs, epsilon, seed=args.seed, upper=args.upper
+                )
+                return _write_simulated(args, table, target, epsilon)
         pieces = summary_pieces(args.data, ["hat", *([] if vectorised else ["user_id"]), "m", "s"])
         table = release_table(
             args.mechanism,
@@ -133,6 +138,22 @@ def run_all(args: argparse.Namespace) -> Any:
         return publish_all(args, batch, epsilon, target)
     table = release_all(args.mechanism, batch, epsilon, seed=args.seed)
     return _write_simulated(args, table, target, epsilon)
+
+
+@contextmanager
+def _no_cycle_collection() -> Iterator[None]:
+    """Python's cycle collector paused: a release of every HAT makes ~10⁶ small objects without
+    cycles (labels, digests), and each collection they trigger walks every object the imports
+    made (~0.05 CPU s at 10⁷ records). Reference counting still frees everything."""
+    import gc
+
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def _write_simulated(args: argparse.Namespace, table: Any, target: Any, epsilon: float) -> Any:
