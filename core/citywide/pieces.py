@@ -6,6 +6,7 @@ of the whole.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
@@ -129,7 +130,7 @@ def release_runs(
             head, window = window.split(int(window.starts[1]))
             held = joined([held, head])  # one HAT's rows: the only copy
         labels = window.labels if held is None else [held.labels[0], *window.labels]
-        if any(a >= b for a, b in zip(labels, labels[1:], strict=False)):
+        if not all(map(operator.lt, labels, labels[1:])):  # strictly ascending
             raise HexplorerError(
                 "The summaries are not sorted by HAT, so they cannot be released piece by piece."
             )

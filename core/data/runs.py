@@ -168,7 +168,7 @@ def _chunks(table: Any, target: str) -> Iterator[SummaryRuns]:
         change = np.flatnonzero(codes[1:] != codes[:-1]) + 1
         starts = np.concatenate(([0], change)).astype(np.int64)
         names = chunk.dictionary.to_pylist()
-        labels = [names[c] for c in codes[starts].tolist()]
+        labels = list(map(names.__getitem__, codes[starts].tolist()))
         yield SummaryRuns(labels, starts, m[start : start + n], s[start : start + n])
         start += n
 
