@@ -44,10 +44,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
-import polars as pl
 
 from core import worstcase
 from core.citywide.batch_grouping import bestfit_assign, bestfit_means, wraparound_means
@@ -63,6 +62,11 @@ from core.mechanisms import (
     vectorised_names,
 )
 from core.params import check_epsilon, check_upper
+
+if TYPE_CHECKING:  # pandas only where a table is asked for as pandas (release --all writes
+    # Arrow), polars only where summaries come as a frame (release --all reads runs)
+    import pandas as pd
+    import polars as pl
 
 RELEASE_COLUMNS = [
     "hat",
@@ -88,6 +92,7 @@ __all__ = [
     "evaluate_all",
     "first_laplace",
     "release_all",
+    "release_columns",
     "release_loop",
     "bestfit_assign",
     "bestfit_means",
@@ -144,6 +149,8 @@ class HatBatch:
         enough for the vectorised releases, which never read the ids (:attr:`user_ids` then
         refuses in one line).
         """
+        import polars as pl
+
         upper = check_upper(upper)
         missing = [c for c in ("hat", "m", "s") if c not in summaries.columns]
         if missing:
@@ -171,38 +178,72 @@ class HatBatch:
             user_col = frame.get_column("user_id")
             up = np.concatenate(([True], (user_col.slice(1) > user_col.slice(0, n - 1)).to_numpy()))
             in_order = bool(up[same].all())
-        rows: np.ndarray | None = None
-        users: pl.Series | None = None
         if in_order:  # sorted by (hat, user_id): a stable sort by count inside each HAT
-            top = int(counts.max()) + 1
-            seg = np.repeat(np.arange(starts.size, dtype=np.int64), np.diff(np.append(starts, n)))
-            rows = np.argsort(seg * top + (top - 1 - counts), kind="stable")
-            sums = frame.get_column("s").cast(pl.Float64).to_numpy()[rows]
-            counts = counts[rows]
-            if has_users:
-                users = frame.get_column("user_id").cast(pl.String)
-        elif not has_users:
+            sums = frame.get_column("s").cast(pl.Float64).to_numpy()
+            ids = frame.get_column("user_id").cast(pl.String) if has_users else None
+            return cls.from_runs(hats.to_numpy(), starts, counts, sums, upper=upper, users=ids)
+        if not has_users:
             raise HexplorerError(
                 "Summaries without user_id must be sorted by hat (then user id, as a summaries "
                 "file is); give the user_id column to release them in another order."
             )
-        else:
-            frame = frame.sort(["hat", "m", "user_id"], descending=[False, True, False])
-            counts = frame.get_column("m").cast(pl.Int64).to_numpy()
-            hat_col = frame.get_column("hat")
-            starts = np.flatnonzero(~_same_as_previous(hat_col))
-            hats = hat_col.gather(starts)
-            sums = frame.get_column("s").cast(pl.Float64).to_numpy()
-            users = frame.get_column("user_id").cast(pl.String)
+        frame = frame.sort(["hat", "m", "user_id"], descending=[False, True, False])
+        counts = frame.get_column("m").cast(pl.Int64).to_numpy()
+        hat_col = frame.get_column("hat")
+        starts = np.flatnonzero(~_same_as_previous(hat_col))
+        hats = hat_col.gather(starts)
+        sums = frame.get_column("s").cast(pl.Float64).to_numpy()
+        users = frame.get_column("user_id").cast(pl.String)
         return cls(
             hats=hats.to_numpy().astype(str),
             offsets=np.append(starts, n).astype(np.int64),
             counts=counts,
             sums=sums,
             users=users,
+            user_rows=None,
+            upper=upper,
+        )
+
+    @classmethod
+    def from_runs(
+        cls,
+        labels: Any,
+        starts: np.ndarray,
+        counts: np.ndarray,
+        sums: np.ndarray,
+        upper: float = 65.0,
+        users: pl.Series | None = None,
+    ) -> HatBatch:
+        """The batch of rows in a summaries file's order (sorted by hat, then user_id) given as
+        runs of one HAT (:class:`core.data.runs.SummaryRuns`): the HAT of each run
+        (``labels``, ascending), the first row of each run, and every row's ``m`` and ``s``.
+        A stable sort by count inside each HAT, on integers, gives SPEC section 1's order.
+        ``users``: the rows' ids in the same order (without them :attr:`user_ids` refuses in
+        one line; the vectorised releases never read them)."""
+        upper = check_upper(upper)
+        n = counts.size
+        if n == 0:
+            raise HexplorerError("There are no HATs to release: the summaries are empty.")
+        if counts.min() < 1:
+            raise HexplorerError("Every count m must be >= 1.")
+        top = int(counts.max()) + 1
+        seg = np.repeat(np.arange(starts.size, dtype=np.int64), np.diff(np.append(starts, n)))
+        key = seg * top  # HAT, then count descending: seg * top + (top - 1 - count)
+        key += top - 1
+        key -= counts
+        rows = np.argsort(key, kind="stable")
+        del key
+        batch = cls(
+            hats=np.asarray(labels, dtype=str),
+            offsets=np.append(starts, n).astype(np.int64),
+            counts=counts[rows],
+            sums=sums[rows],
+            users=users,
             user_rows=rows,
             upper=upper,
         )
+        batch.__dict__["segment"] = seg  # the cached property's value, made here already
+        return batch
 
     @cached_property
     def user_ids(self) -> np.ndarray:
@@ -268,6 +309,7 @@ class HatBatch:
 def _same_as_previous(labels: pl.Series) -> np.ndarray:
     """Whether each row's label equals the previous row's (False for the first row).
 
+    >>> import polars as pl
     >>> _same_as_previous(pl.Series(["a", "a", "b"])).tolist()
     [False, True, False]
     """
@@ -409,35 +451,49 @@ def release_all(
     -------
     pandas.DataFrame
         Columns :data:`RELEASE_COLUMNS`, HATs in label order; ``m_ub`` and ``n_arrays`` are
-        -1 for mechanisms without arrays.
+        -1 for mechanisms without arrays (:func:`release_columns` as a frame).
     """
+    import pandas as pd
+
+    get_mechanism(name)
+    if MECHANISMS[name].release_all is None:
+        epsilon = check_epsilon(epsilon)
+        _check_seed(seed)
+        return release_loop(name, batch, epsilon, seed=seed, progress=progress)
+    return pd.DataFrame(release_columns(name, batch, epsilon, seed=seed))
+
+
+def release_columns(name: str, batch: HatBatch, epsilon: float, *, seed: int) -> dict[str, Any]:
+    """:func:`release_all` of a vectorised mechanism as its columns (:data:`RELEASE_COLUMNS`:
+    numpy arrays, and the mechanism's name and ε once for every row), without pandas: what
+    ``release --all`` writes (:mod:`core.citywide.release_table`)."""
     get_mechanism(name)
     epsilon = check_epsilon(epsilon)
-    if isinstance(seed, bool) or not isinstance(seed, int | np.integer):
-        raise HexplorerError(f"The 'seed' parameter must be an integer. Got {seed!r} instead.")
-    if MECHANISMS[name].release_all is None:
-        return release_loop(name, batch, epsilon, seed=seed, progress=progress)
+    _check_seed(seed)
     parts = _vectorised(name, batch, epsilon)
     estimate = parts.noiseless + first_laplace(
         hat_keys(seed, name, batch.hats.tolist()), parts.noise_scale
     )
     n = batch.seg_sum(batch.counts)
-    return pd.DataFrame(
-        {
-            "hat": batch.hats,
-            "mechanism": name,
-            "epsilon": epsilon,
-            "m_ub": parts.m_ub,
-            "n_arrays": parts.n_arrays,
-            "sensitivity": parts.sensitivity,
-            "noise_scale": parts.noise_scale,
-            "noiseless": parts.noiseless,
-            "estimate": estimate,
-            "true_mean": batch.seg_sum(batch.sums) / n,
-            "users": batch.lengths,
-            "records": n,
-        }
-    )
+    return {
+        "hat": batch.hats,
+        "mechanism": name,
+        "epsilon": epsilon,
+        "m_ub": parts.m_ub,
+        "n_arrays": parts.n_arrays,
+        "sensitivity": parts.sensitivity,
+        "noise_scale": parts.noise_scale,
+        "noiseless": parts.noiseless,
+        "estimate": estimate,
+        "true_mean": batch.seg_sum(batch.sums) / n,
+        "users": batch.lengths,
+        "records": n,
+    }
+
+
+def _check_seed(seed: Any) -> None:
+    if isinstance(seed, bool) or not isinstance(seed, int | np.integer):
+        raise HexplorerError(f"The 'seed' parameter must be an integer. Got {seed!r} instead.")
 
 
 def evaluate_all(name: str, batch: HatBatch, epsilon: float) -> pd.DataFrame:
@@ -456,6 +512,8 @@ def evaluate_all(name: str, batch: HatBatch, epsilon: float) -> pd.DataFrame:
     HexplorerError
         For a mechanism that is not vectorised (its MAE needs sampling: use monte_carlo).
     """
+    import pandas as pd
+
     get_mechanism(name)
     epsilon = check_epsilon(epsilon)
     if MECHANISMS[name].release_all is None:
@@ -498,6 +556,8 @@ def release_loop(
     The reference :func:`release_all` is tested against, and its path for the mechanisms that
     are not vectorised.
     """
+    import pandas as pd
+
     rows = []
     for h in range(batch.n_hats):
         hat = batch.hat_data(h)

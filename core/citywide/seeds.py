@@ -78,11 +78,13 @@ def hat_keys(seed: int, mechanism: str, hats) -> np.ndarray:
     """:func:`hat_key` of many HATs as a (H, 2) uint64 array (low word, high word)."""
     prefix = hashlib.blake2b(digest_size=16)
     prefix.update(f"{int(seed)}|{mechanism}|".encode())
-    digests = []
+    fresh = prefix.copy
+    digests: list[bytes] = []
+    append = digests.append
     for hat in hats:
-        h = prefix.copy()
-        h.update(str(hat).encode())
-        digests.append(h.digest())
+        h = fresh()
+        h.update(hat.encode() if isinstance(hat, str) else str(hat).encode())
+        append(h.digest())
     return np.frombuffer(b"".join(digests), dtype="<u8").reshape(-1, 2).astype(np.uint64)
 
 
@@ -101,8 +103,8 @@ def first_laplace(keys: np.ndarray, scale: np.ndarray) -> np.ndarray:
     scale = np.broadcast_to(np.asarray(scale, dtype=np.float64), u.shape)
     upper = u >= 0.5
     arg = np.where(upper, 2.0 - u - u, u + u)
-    log = math.log
-    logs = np.array([log(x) if x > 0 else 0.0 for x in arg.tolist()])
+    positive = arg > 0  # arg = 0 only for U = 0, drawn again below
+    logs = np.fromiter(map(math.log, np.where(positive, arg, 1.0).tolist()), float, arg.size)
     out = np.where(upper, 0.0 - scale * logs, 0.0 + scale * logs)
     for i in np.flatnonzero(u == 0.0).tolist():  # pragma: no cover - probability 2**-53
         key = int(keys[i, 0]) | (int(keys[i, 1]) << 64)

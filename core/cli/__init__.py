@@ -108,14 +108,16 @@ def _jsonable(value: Any) -> Any:
 
 
 def _print_table(result: Any) -> None:
-    """A readable rendering for people; scripts should use --json."""
-    import pandas as pd
-
+    """A readable rendering for people; scripts should use --json (pandas only for the tables)."""
     if isinstance(result, list):
+        import pandas as pd
+
         print(pd.DataFrame(result).to_string(index=False))
         return
     for key, value in result.items():
         if isinstance(value, list) and value and isinstance(value[0], dict):
+            import pandas as pd
+
             print(f"{key}:")
             print(pd.DataFrame(value).to_string(index=False))
         else:

@@ -9,10 +9,28 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
+from typing import Any
 
-from core.data.ids import check_mode
 from core.errors import HexplorerError
 from core.params import check_upper
+
+ID_MODES = ("keep", "casefold")
+"""``PrepConfig.ids``: ``"keep"`` keeps case (the default), ``"casefold"`` folds it
+(:mod:`core.data.ids`, which imports polars, so it is not imported here)."""
+
+
+def check_mode(ids: Any) -> str:
+    """Validate ``PrepConfig.ids``.
+
+    >>> check_mode("casefold")
+    'casefold'
+    """
+    if ids not in ID_MODES:
+        raise HexplorerError(
+            f"The 'ids' parameter must be one of {', '.join(ID_MODES)}. Got {ids!r} instead."
+        )
+    return str(ids)
+
 
 HOUR_OF_DAY = "hour-of-day"
 

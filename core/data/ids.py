@@ -21,31 +21,13 @@ are counted for the data report (:class:`Spellings`).
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 import polars as pl
 
-from core.errors import HexplorerError
-
-ID_MODES = ("keep", "casefold")
-"""``PrepConfig.ids``: ``"keep"`` keeps case (the default), ``"casefold"`` folds it."""
+from core.data.config import ID_MODES, check_mode  # noqa: F401 (re-exported: they live beside PrepConfig)
 
 _FLOAT_INT = r"^([+-]?[0-9]+)\.0+$"
 _INT64_LIMIT = 2.0**63
-
-
-def check_mode(ids: Any) -> str:
-    """Validate ``PrepConfig.ids``.
-
-    >>> check_mode("casefold")
-    'casefold'
-    """
-    if ids not in ID_MODES:
-        raise HexplorerError(
-            f"The 'ids' parameter must be one of {', '.join(ID_MODES)}. Got {ids!r} instead."
-        )
-    return str(ids)
 
 
 def as_text(column: pl.Series) -> pl.Series:

@@ -29,17 +29,20 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from core.data import dataset
 from core.data.config import ColumnMap, PrepConfig
-from core.data.prepare import SUMMARY_COLUMNS, Prepared, PrepReport
 from core.errors import HexplorerError
 
-if TYPE_CHECKING:  # pandas only where a caller asks for it (read_summaries)
+if TYPE_CHECKING:  # pandas only where a caller asks for it (read_summaries); polars and the
+    # preparation (core.data.prepare, dataset) only where a reader needs them: `release --all`
+    # reads a summaries file without them (core.data.runs)
     import pandas as pd
+    import polars as pl
+
+    from core.data.prepare import Prepared
+    from core.data.tally import PrepReport
 
 #: The Parquet footer key that marks a summaries file.
 METADATA_KEY = "hexplorer.summaries"
@@ -57,6 +60,9 @@ SCHEMA = pa.schema(
         ("q", pa.float64()),
     ]
 )
+#: :data:`core.data.prepare.SUMMARY_COLUMNS` (the same names in the same order, a test checks),
+#: here without importing the preparation.
+SUMMARY_COLUMNS = SCHEMA.names
 
 __all__ = [
     "FORMAT",
@@ -144,6 +150,10 @@ def _head(source: Any) -> bytes:
 def is_dataset(source: Any) -> bool:
     """Whether ``source`` is a folder that claims to be a summaries dataset (a sidecar or part
     files; :func:`read_metadata` then reads it or refuses it in one line). Never raises."""
+    if not isinstance(source, str | os.PathLike) or not os.path.isdir(source):
+        return False  # as looks_like_dataset says, without importing the dataset reader
+    from core.data import dataset
+
     return dataset.looks_like_dataset(source)
 
 
@@ -183,6 +193,8 @@ def read_metadata(source: Any) -> dict[str, Any]:
     or wrong."""
     target = _name(source)
     if is_dataset(source):
+        from core.data import dataset
+
         body = dataset.read_sidecar(source)
         return _parsed(body, f"{target}/{dataset.SIDECAR}", SUMMARY_COLUMNS)
     try:
@@ -218,6 +230,8 @@ def _parsed(body: Any, target: str, names: list[str]) -> dict[str, Any]:
         missing = [c for c in SUMMARY_COLUMNS if c not in names]
         if missing:
             raise ValueError(f"missing columns {', '.join(missing)}")
+        from core.data.tally import PrepReport
+
         body["config"] = PrepConfig(**body["config"])
         body["columns"] = ColumnMap(**body["columns"])
         rep = dict(body["report"])
@@ -244,6 +258,8 @@ def read_summaries(path: Any) -> Prepared:
         (metadata missing or wrong, columns missing, values no preparation gives:
         :func:`check_values`).
     """
+    from core.data.prepare import Prepared
+
     body = read_metadata(path)
     if is_dataset(path):
         return Prepared(
@@ -283,29 +299,46 @@ def check_values(summaries: pd.DataFrame | pl.DataFrame, upper: float, target: s
     """
     m = np.asarray(summaries["m"].to_numpy())
     s = np.asarray(summaries["s"].to_numpy(), dtype=float)
+    q = np.asarray(summaries["q"].to_numpy(), dtype=float) if "q" in summaries.columns else None
+    if _plainly_valid(m, s, q, upper):
+        return
     slack = 1e-9 * upper * np.maximum(m, 1)  # the fixed-point sums' rounding
     checks = [
         ("m < 1", m < 1, "m"),
         (f"s outside [0, m·U] (U = {upper:g})", ~((s >= -slack) & (s <= m * upper + slack)), "s"),
     ]
-    if "q" in summaries.columns:  # a reader of m and s only (release --all) checks those
-        q = np.asarray(summaries["q"].to_numpy(), dtype=float)
+    if q is not None:  # a reader of m and s only (release --all) checks those
         checks.append(("q < 0 or not a number", ~(q >= 0), "q"))
     for label, bad, column in checks:
         count = int(np.count_nonzero(bad))
         if count:
             i = int(np.flatnonzero(bad)[0])
-            row = (
-                summaries.row(i, named=True)
-                if isinstance(summaries, pl.DataFrame)
-                else (summaries.iloc[i])
-            )
+            row = summaries.iloc[i] if hasattr(summaries, "iloc") else summaries.row(i, named=True)
             who = f"user {str(row['user_id'])!r} in " if "user_id" in summaries.columns else ""
             raise HexplorerError(
                 f"'{target}' holds summaries no preparation gives: {count:,} "
                 f"row{'s' if count > 1 else ''} with {label} (e.g. {column} = {row[column]:g} "
                 f"for {who}{row['hat']}); prepare the raw records again with `hexplorer prepare`."
             )
+
+
+def _plainly_valid(m: np.ndarray, s: np.ndarray, q: np.ndarray | None, upper: float) -> bool:
+    """A screen in a few passes (no row flags) that implies :func:`check_values`' checks:
+    ``m >= 1``, ``0 <= s <= m·U`` and ``q >= 0`` everywhere (a NaN fails it). False says
+    only "look row by row"."""
+    if m.dtype.kind not in "iu":
+        return False
+    if m.size == 0:
+        return True
+    if not (m.min() >= 1 and s.min() >= 0.0 and (q is None or q.min() >= 0.0)):
+        return False
+    step = 1 << 18  # in blocks: a few MB of scratch, not one array as long as the summaries
+    for lo in range(0, m.size, step):
+        over = np.multiply(m[lo : lo + step], upper)  # as check_values computes m·U
+        np.subtract(s[lo : lo + step], over, out=over)
+        if not over.max() <= 0.0:
+            return False
+    return True
 
 
 def read_summary_frame(path: Any, columns: list[str] | None = None) -> pl.DataFrame:
@@ -319,6 +352,8 @@ def read_summary_frame(path: Any, columns: list[str] | None = None) -> pl.DataFr
     HexplorerError
         One line, as :func:`read_summaries`.
     """
+    import polars as pl
+
     body = read_metadata(path)
     if is_dataset(path):
         wanted = SUMMARY_COLUMNS if columns is None else columns
@@ -347,6 +382,8 @@ def summary_pieces(
     A dataset gives one piece per part file, whatever ``rows``: each holds whole HATs (no HAT
     is in two parts, checked as they are read), sorted by hat, but the parts' HATs may
     interleave (:func:`is_dataset` tells a caller which it has)."""
+    import polars as pl
+
     body = read_metadata(path)
     wanted = SUMMARY_COLUMNS if columns is None else columns
     if is_dataset(path):
@@ -369,6 +406,8 @@ def _dataset_parts(
     path: Any, columns: list[str], body: dict[str, Any]
 ) -> Iterator[tuple[Path, pl.DataFrame]]:
     """A dataset's parts in name order, each typed and checked (:func:`_typed_checked`)."""
+    from core.data import dataset
+
     wanted = list(dict.fromkeys(columns))
     return dataset.dataset_pieces(
         path, wanted, lambda frame, name: _typed_checked(frame, name, body)
@@ -378,6 +417,8 @@ def _dataset_parts(
 def _typed_checked(frame: pl.DataFrame, path: Any, body: dict[str, Any]) -> pl.DataFrame:
     """``frame`` with the summary columns' types (``m`` Int64, ``s``/``q`` Float64, the rest
     text), its values checked (:func:`check_values`); one-line :class:`HexplorerError`."""
+    import polars as pl
+
     types = {"m": pl.Int64, "s": pl.Float64, "q": pl.Float64}
     try:
         frame = frame.cast({c: types.get(c, pl.String) for c in frame.columns}, strict=True)

@@ -6,15 +6,16 @@ clamped counts of every batch (:class:`Tally`) and the repeated rows over all ba
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import polars as pl
 
-from core.data import ids
-from core.data.clean import _N_EXAMPLES, Cleaned, _reasons, zone_note
 from core.data.config import ColumnMap, PrepConfig
 from core.errors import HexplorerError
+
+if TYPE_CHECKING:  # the cleaning (polars, h3ronpy) only where batches are counted, not for
+    # PrepReport alone (a summaries file's metadata, read by `release --all`)
+    from core.data.clean import Cleaned
 
 __all__ = ["PrepReport", "RowHashes", "Tally", "distinct_count"]
 
@@ -197,6 +198,11 @@ class Tally:
         self.labels: tuple[str, ...] = ()
         self.rows_read = 0
         self.records = 0
+        import polars as pl
+
+        from core.data import ids
+        from core.data.clean import _reasons
+
         self.counts = np.zeros(len(_reasons(columns, pl.String())) + 1, dtype=np.int64)
         self.examples: list[dict[str, Any]] = []
         self.zeros_dropped = 0
@@ -228,6 +234,8 @@ class Tally:
     def add_counts(self, other: dict[str, Any]) -> None:
         """Add plain counts (the fields of :class:`Cleaned` but ``records``, a count here, and
         ``row_hashes``), e.g. collected from Spark executors as JSON."""
+        from core.data.clean import _N_EXAMPLES
+
         self.labels = self.labels or tuple(other["labels"])
         self.rows_read += int(other["rows_read"])
         self.records += int(other["records"])
@@ -267,6 +275,8 @@ class Tally:
         self, *, users: int, hats: int, cells: int, slots: int, duplicates: int
     ) -> PrepReport:
         """The :class:`PrepReport`, given what the aggregation and the row hashes found."""
+        from core.data.clean import zone_note
+
         note = zone_note(self.any_offset, self.zones)
         merged, into = self.merged if self.merged is not None else self.spellings.merged()
         return PrepReport(
