@@ -402,6 +402,8 @@ def _distinct_codes(raw: pl.Series) -> tuple[pl.Series, pl.Series]:
     >>> d.gather(c).to_list()
     ['b', None, 'a', 'b']
     """
+    if isinstance(raw.dtype, pl.Categorical):
+        return _category_codes(raw)
     hashes = raw.hash()
     first = hashes.arg_unique()
     distinct = raw.gather(first)
@@ -411,6 +413,29 @@ def _distinct_codes(raw: pl.Series) -> tuple[pl.Series, pl.Series]:
     if bool(distinct.gather(codes).eq_missing(raw).all()):
         return distinct, codes
     return _exact_codes(raw)  # pragma: no cover - a 64-bit hash collision between two ids
+
+
+def _category_codes(raw: pl.Series) -> tuple[pl.Series, pl.Series]:
+    """:func:`_distinct_codes` of a Categorical column (the streaming reader's user ids, read
+    from Parquet's dictionary pages at almost no cost): the distinct values as text and each
+    row's index among them, from the categories' own integer codes (no hash of the text).
+
+    >>> raw = pl.Series(["b", None, "a", "b"], dtype=pl.Categorical)
+    >>> d, c = _category_codes(raw)
+    >>> d.dtype, d.gather(c).to_list()
+    (String, ['b', None, 'a', 'b'])
+    """
+    distinct = raw.unique().drop_nulls()
+    categories = distinct.to_physical().to_numpy()
+    lookup = np.zeros(int(categories.max()) + 2 if categories.size else 1, dtype=np.uint32)
+    lookup[categories] = np.arange(categories.size, dtype=np.uint32)
+    text = distinct.cast(pl.String)
+    physical = raw.to_physical()
+    if physical.null_count():  # the nulls' code: one past the values, null appended to them
+        lookup[-1] = categories.size
+        text = text.append(pl.Series([None], dtype=pl.String))
+        physical = physical.fill_null(lookup.size - 1)
+    return text, pl.Series(raw.name, lookup[physical.to_numpy()], dtype=pl.UInt32)
 
 
 def _exact_codes(raw: pl.Series) -> tuple[pl.Series, pl.Series]:
