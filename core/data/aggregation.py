@@ -434,11 +434,31 @@ def sorted_counts(agg: pl.DataFrame) -> dict[str, int]:
     slots = agg.get_column("slot").to_numpy()
     new_cell = cells[1:] != cells[:-1]
     return {
-        "users": int(agg.get_column("user").n_unique()),
+        "users": _distinct_small(agg.get_column("user")),
         "hats": int(agg.height > 0) + int(np.count_nonzero(new_cell | (slots[1:] != slots[:-1]))),
         "cells": int(agg.height > 0) + int(np.count_nonzero(new_cell)),
-        "slots": int(agg.get_column("slot").n_unique()),
+        "slots": _distinct_small(agg.get_column("slot")),
     }
+
+
+def _distinct_small(column: pl.Series) -> int:
+    """Distinct values of a column, by counting when they are codes of an Enum or integers in
+    a range no wider than the column is long (one pass, no hash table, no sort); else polars'
+    ``n_unique``.
+
+    >>> _distinct_small(pl.Series([5, 3, 5, 9])), _distinct_small(pl.Series(["a", "b", "a"]))
+    (3, 2)
+    """
+    if column.len() == 0 or column.null_count():
+        return int(column.n_unique())
+    if isinstance(column.dtype, pl.Enum):
+        return int(np.count_nonzero(np.bincount(column.to_physical().to_numpy())))
+    if column.dtype.is_integer():
+        low, high = int(cast(int, column.min())), int(cast(int, column.max()))
+        if high - low <= column.len() and -(2**62) < low and high < 2**62:
+            offsets = column.to_numpy().astype(np.int64, copy=False) - low
+            return int(np.count_nonzero(np.bincount(offsets, minlength=high - low + 1)))
+    return int(column.n_unique())
 
 
 def labelled(agg: pl.DataFrame, config: PrepConfig, *, presorted: bool = False) -> pd.DataFrame:

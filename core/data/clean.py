@@ -27,8 +27,8 @@ _OFFSET_RE = r"(?:[Zz]|\s*(?:UTC|GMT)?[+-]\d{2}:?\d{2})$"
 
 __all__ = ["Cleaned", "check_types", "clean_records", "zone_note"]
 
-#: Seeds of the per-column hashes that make a row's hash (user, lat, lon, time, value).
-_SEEDS = (0, 1, 2, 3, 4)
+#: Seeds of the canonical ids' hashes and of the rows' hashes (:func:`_row_hashes`).
+_USER_SEED, _ROW_SEED = 0, 1
 
 
 class _Clock:
@@ -220,8 +220,8 @@ class Cleaned:
     zeros_dropped, clamped_low, clamped_high : int
     row_hashes : uint64 array
         One 64-bit hash per kept record of (user, lat, lon, time, value) before clamping: rows
-        with equal hashes repeat each other (:attr:`PrepReport.duplicates`). The hash combines
-        polars' hashes of the five fields with fixed seeds (:func:`_row_hash`), so the same row
+        with equal hashes repeat each other (:attr:`PrepReport.duplicates`). The hash is polars'
+        row hash of the five fields with a fixed seed (:func:`_row_hashes`), so the same row
         gives the same hash in any batch and any process of one polars version.
     any_offset, zones :
         What :func:`zone_note` needs from this batch (:func:`_zones`).
@@ -340,13 +340,9 @@ def clean_records(
     else:
         slot_key = t // (cast(int, config.slot_seconds) * _US_PER_S)
     kept_codes = user_codes.filter(pl.Series(keep))
-    work = work.filter(pl.Series(keep)).select(
-        "lat",
-        "lon",
-        slot_key.alias("slot"),
-        "value",
-        _row_hash(pl.lit(canon.hash(seed=_SEEDS[0]).gather(kept_codes))).alias("_hash"),
-    )
+    work = work.filter(pl.Series(keep))
+    row_hashes = _row_hashes(work, canon.hash(seed=_USER_SEED).gather(kept_codes))
+    work = work.select("lat", "lon", slot_key.alias("slot"), "value")
 
     clock.tick("reject and drop zeros")
     upper = config.upper
@@ -381,7 +377,7 @@ def clean_records(
         zeros_dropped=zeros_dropped,
         clamped_low=clamped_low,
         clamped_high=clamped_high,
-        row_hashes=work.get_column("_hash").to_numpy(),
+        row_hashes=row_hashes,
         any_offset=any_offset,
         zones=zones,
         spellings=ids.spellings(
@@ -460,17 +456,23 @@ def _exact_codes(raw: pl.Series) -> tuple[pl.Series, pl.Series]:
     return distinct, codes
 
 
-def _row_hash(user_hash: pl.Expr) -> pl.Expr:
-    """One 64-bit hash per row of (user, lat, lon, t_us, value): rows that repeat each other
-    hash alike in any batch and any process of one polars version (fixed seeds); ``user_hash``
-    is the hash of the row's canonical id."""
-    out = user_hash
-    for seed, name in zip(_SEEDS[1:], ("lat", "lon", "t_us", "value"), strict=True):
-        out = (out * _MIX) ^ pl.col(name).hash(seed=seed)
-    return out
+def _row_hashes(kept: pl.DataFrame, user_hash: pl.Series) -> np.ndarray:
+    """One 64-bit hash per row of (user, lat, lon, t_us, value) of the kept records (``kept``
+    holds lat, lon, t_us and value; ``user_hash`` is the hash of each row's canonical id): rows
+    that repeat each other hash alike in any batch and any process of one polars version (a
+    fixed seed; polars hashes -0.0 as 0.0, so they compare as numbers do). Polars'
+    ``hash_rows`` combines the columns' hashes in one buffer: no temporary per column.
 
-
-_MIX = 0x9E3779B97F4A7C15  # an odd 64-bit multiplier: the order of the columns matters
+    >>> kept = pl.DataFrame({"lat": [1.0, 1.0, -0.0], "lon": [2.0, 2.0, 0.0],
+    ...     "t_us": [5, 5, 5], "value": [3.0, 3.0, 3.0]})
+    >>> h = _row_hashes(kept, pl.Series([7, 7, 7], dtype=pl.UInt64))
+    >>> bool(h[0] == h[1]), bool(h[0] == h[2])
+    (True, False)
+    """
+    frame = pl.DataFrame(
+        [user_hash.alias("user"), *(kept.get_column(c) for c in ("lat", "lon", "t_us", "value"))]
+    )
+    return frame.hash_rows(seed=_ROW_SEED).to_numpy()
 
 
 def _as_enum(canon: pl.Series, codes: pl.Series) -> pl.Series:
