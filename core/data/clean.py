@@ -463,11 +463,11 @@ def _row_hashes(kept: pl.DataFrame, user_hash: pl.Series) -> np.ndarray:
     fixed seed; polars hashes -0.0 as 0.0, so they compare as numbers do). Polars'
     ``hash_rows`` combines the columns' hashes in one buffer: no temporary per column.
 
-    >>> kept = pl.DataFrame({"lat": [1.0, 1.0, -0.0], "lon": [2.0, 2.0, 0.0],
-    ...     "t_us": [5, 5, 5], "value": [3.0, 3.0, 3.0]})
-    >>> h = _row_hashes(kept, pl.Series([7, 7, 7], dtype=pl.UInt64))
-    >>> bool(h[0] == h[1]), bool(h[0] == h[2])
-    (True, False)
+    >>> kept = pl.DataFrame({"lat": [1.0, 1.0, -0.0, 0.0], "lon": [2.0, 2.0, 0.0, 0.0],
+    ...     "t_us": [5, 5, 5, 5], "value": [3.0, 3.0, 3.0, 3.0]})
+    >>> h = _row_hashes(kept, pl.Series([7, 7, 7, 7], dtype=pl.UInt64))
+    >>> bool(h[0] == h[1]), bool(h[0] == h[2]), bool(h[2] == h[3])
+    (True, False, True)
     """
     frame = pl.DataFrame(
         [user_hash.alias("user"), *(kept.get_column(c) for c in ("lat", "lon", "t_us", "value"))]
