@@ -121,18 +121,20 @@ def fixed_value(value: pl.Expr, shift: int) -> pl.Expr:
     return (value * 2.0**shift).round().cast(pl.Int64)
 
 
-def _fixed_numpy(values: np.ndarray, shift: int) -> np.ndarray:
+def _fixed_numpy(values: np.ndarray, shift: int, out: np.ndarray | None = None) -> np.ndarray:
     """:func:`fixed_value` in numpy, bit for bit (the same product by a power of two, polars'
-    ``round`` is numpy's ``rint``: halves to even; an exact cast), overwriting ``values``.
+    ``round`` is numpy's ``rint``: halves to even; an exact cast to int64), in a new array or,
+    with ``out=values``, in the values' own memory (their int64 view, returned).
 
-    >>> v = np.array([0.1, 2.5 * 2.0**-3, 65.0])
+    >>> v = np.array([0.1, 2.5 * 2.0**-3, 65.0, 1e-20])
     >>> fixed = pl.select(fixed_value(pl.lit(pl.Series(v)), 3)).to_series().to_numpy()
-    >>> bool((_fixed_numpy(v.copy(), 3) == fixed).all()), _fixed_numpy(v, 3).tolist()
-    (True, [1, 2, 520])
+    >>> bool((_fixed_numpy(v, 3) == fixed).all()), _fixed_numpy(v, 3, out=v).tolist()
+    (True, [1, 2, 520, 0])
     """
-    np.multiply(values, 2.0**shift, out=values)
-    np.rint(values, out=values)
-    return values.astype(np.int64)
+    scaled = np.multiply(values, 2.0**shift, out=out)
+    fixed = scaled.view(np.int64)
+    np.rint(scaled, out=fixed, casting="unsafe")  # element by element: exact overlap is safe
+    return fixed
 
 
 def aggregate_fixed(
@@ -238,15 +240,17 @@ def _sums_by_sort(
         sums = {c: frame.get_column(c).to_numpy()[order] for c in ("m", "s", "q")}
     else:  # fixed_value's arithmetic, on the values in key order
         value = frame.get_column("value").to_numpy()[order]
-        del order
-        sums = {"s": _fixed_numpy(value.copy(), shifts[0])}
+        sums = {"s": _fixed_numpy(value, shifts[0])}
         np.multiply(value, value, out=value)
-        sums["q"] = _fixed_numpy(value, shifts[1])
+        sums["q"] = _fixed_numpy(value, shifts[1], out=value)
     if starts.size < n:  # runs of equal keys: add them up (exact integers)
         k = k[starts]
         sums = {c: np.add.reduceat(v, starts) for c, v in sums.items()}
     if shifts is not None:  # a record's count is its run's length
-        sums = {"m": np.diff(starts, append=n).astype(np.int64, copy=False)} | sums
+        m = np.empty(starts.size, dtype=np.int64)
+        np.subtract(starts[1:], starts[:-1], out=m[:-1])
+        m[-1] = n - starts[-1]
+        sums = {"m": m} | sums
     keys = _unpacked(k, decode, bits, text_ids)
     return keys.with_columns(pl.Series(c, v, dtype=pl.Int64) for c, v in sums.items())
 

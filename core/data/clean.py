@@ -298,7 +298,12 @@ def clean_records(
         val_missing,
         val.is_null() | ~val.is_finite(),
     ]
+    # the first failed check's number; else, for a zero value that is dropped, one past the
+    # checks (one Int8 column says what happens to every row); else 0
+    zero_code = len(checks) + 1
     code: pl.Expr = pl.lit(0, dtype=pl.Int8)
+    if not config.keep_zeros:
+        code = pl.when(val == 0).then(pl.lit(zero_code, dtype=pl.Int8)).otherwise(code)
     for i in range(len(checks) - 1, -1, -1):
         code = pl.when(checks[i]).then(pl.lit(i + 1, dtype=pl.Int8)).otherwise(code)
 
@@ -311,10 +316,13 @@ def clean_records(
     )
     clock.tick("parse and check")
     codes = work.get_column("_reason").to_numpy()
-    bad = codes != 0
-    counts = np.bincount(codes, minlength=len(labels) + 1).astype(np.int64)
+    counts = np.array([np.count_nonzero(codes == c) for c in range(zero_code + 1)], np.int64)
+    zeros_dropped = int(counts[zero_code])
+    counts[0] += counts[zero_code]  # index 0: the rows no check rejected
+    counts = counts[:zero_code]
     examples: list[dict[str, Any]] = []
-    if bad.any():
+    if counts[1:].any():
+        bad = (codes != 0) & (codes != zero_code)
         rows = np.flatnonzero(bad)[:_N_EXAMPLES]
         raw_rows = frame.select(pl.all().gather(rows.tolist())).rows(named=True)
         for r, values in zip(rows, raw_rows, strict=True):
@@ -326,13 +334,7 @@ def clean_records(
                 }
             )
 
-    values_all = work.get_column("value").to_numpy()
-    keep = ~bad
-    zeros_dropped = 0
-    if not config.keep_zeros:
-        zero = keep & (values_all == 0)
-        zeros_dropped = int(np.count_nonzero(zero))
-        keep &= ~zero
+    keep = codes == 0
     # one filter for rejected rows and zeros, slot keys computed on the way
     t = pl.col("t_us")
     if config.hour_of_day:
