@@ -221,12 +221,18 @@ def _sums_by_sort(
     (:func:`_sort_keys`) and a sum over each run of equal keys: records (``shifts``: m the run
     lengths, s and q the sums of :func:`fixed_value` at those shifts) or partial sums (columns
     m, s, q: the parts' keys are mostly distinct, and the file's order needs the sort anyway).
-    None when the keys, with the row numbers, do not fit 64 bits."""
-    packed = _packed(frame)
+    None when the keys, with the row numbers, do not fit 64 bits.
+
+    Fresh memory is what costs here (each array of 10⁷ rows is 80 MB of pages the kernel
+    zeroes), so two arrays do the work: the key, and a scratch array that holds the slot
+    offsets, then the row numbers, then the order; once the runs are found they hold the
+    values in key order and their fixed-point sums."""
+    scratch = np.empty(frame.height, dtype=np.uint64)
+    packed = _packed(frame, scratch)
     if packed is None:
         return None
     key, decode, bits = packed
-    ordered = _sort_keys(key)
+    ordered = _sort_keys(key, scratch)
     if ordered is None:
         return None
     k, order = ordered
@@ -236,15 +242,18 @@ def _sums_by_sort(
     np.not_equal(k[1:], k[:-1], out=new[1:])
     starts = np.flatnonzero(new)
     del new
+    runs = starts.size < n
+    keys_sorted = k[starts] if runs else k
     if shifts is None:
         sums = {c: frame.get_column(c).to_numpy()[order] for c in ("m", "s", "q")}
-    else:  # fixed_value's arithmetic, on the values in key order
-        value = frame.get_column("value").to_numpy()[order]
-        sums = {"s": _fixed_numpy(value, shifts[0])}
+    else:  # fixed_value's arithmetic, on the values in key order, in the two arrays
+        value = k.view(np.float64) if runs else np.empty(n, dtype=np.float64)
+        np.take(frame.get_column("value").to_numpy(), order, out=value, mode="clip")
+        sums = {"s": _fixed_numpy(value, shifts[0], out=order.view(np.float64))}
         np.multiply(value, value, out=value)
         sums["q"] = _fixed_numpy(value, shifts[1], out=value)
-    if starts.size < n:  # runs of equal keys: add them up (exact integers)
-        k = k[starts]
+    k = keys_sorted
+    if runs:  # runs of equal keys: add them up (exact integers)
         sums = {c: np.add.reduceat(v, starts) for c, v in sums.items()}
     if shifts is not None:  # a record's count is its run's length
         m = np.empty(starts.size, dtype=np.int64)
@@ -255,10 +264,13 @@ def _sums_by_sort(
     return keys.with_columns(pl.Series(c, v, dtype=pl.Int64) for c, v in sums.items())
 
 
-def _sort_keys(k: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+def _sort_keys(
+    k: np.ndarray, scratch: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray] | None:
     """(``k`` sorted, the order that sorts it) by one sort of ``key << bits | row`` (several
     times faster than an argsort); None when the row numbers do not fit beside the keys in 64
-    bits. ``k`` (uint64) is sorted in place: the first array returned is ``k`` itself.
+    bits. ``k`` (uint64) is sorted in place: the first array returned is ``k`` itself; the
+    order is written into ``scratch`` (uint64, as long as ``k``) when one is given.
 
     >>> [a.tolist() for a in _sort_keys(np.array([5, 3, 5, 1], dtype=np.uint64))]
     [[1, 3, 5, 5], [3, 1, 0, 2]]
@@ -266,12 +278,15 @@ def _sort_keys(k: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
     row_bits = max(1, int(k.size - 1).bit_length())
     if k.size == 0 or int(k.max()).bit_length() + row_bits > 64:
         return None
+    rows = np.empty(k.size, dtype=np.uint64) if scratch is None else scratch
+    np.cumsum(np.broadcast_to(np.uint64(1), k.shape), out=rows)  # 1..n with no temporary
+    rows -= np.uint64(1)
     k <<= np.uint64(row_bits)
-    k |= np.arange(k.size, dtype=np.uint64)
+    k |= rows
     k.sort()
-    order = (k & np.uint64((1 << row_bits) - 1)).view(np.int64)  # < 2**63
+    np.bitwise_and(k, np.uint64((1 << row_bits) - 1), out=rows)
     k >>= np.uint64(row_bits)
-    return k, order
+    return k, rows.view(np.int64)  # < 2**63
 
 
 def _one_enum(parts: list[pl.DataFrame]) -> pl.DataFrame:
@@ -358,14 +373,15 @@ def _user_column(users: pl.Series, codes: np.ndarray, text_ids: bool) -> pl.Seri
 
 
 def _packed(
-    frame: pl.DataFrame,
+    frame: pl.DataFrame, scratch: np.ndarray | None = None
 ) -> tuple[np.ndarray, tuple[int, int, int, pl.Series], tuple[int, int]] | None:
     """(one uint64 key per row: cell code, slot offset, user code from the high bits down, so
     the key's order is (cell, slot, user) with the ids in text order; what decodes it: the
     cells' smallest high part and their common trailing 1 bits, the smallest slot, the users
     by code; the slot and user bit widths), or None when the three do not fit 64 bits (or
     there are no rows). The key is a new array the caller owns, built in place (each
-    temporary of 10⁷ rows is 80 MB of fresh pages)."""
+    temporary of 10⁷ rows is 80 MB of fresh pages); ``scratch`` (uint64, one per row), when
+    given, holds the slot offsets on the way."""
     if frame.height == 0:
         return None
     slot = frame.get_column("slot")
@@ -390,7 +406,8 @@ def _packed(
         return None
     key -= np.uint64(base)
     key <<= np.uint64(slot_bits + user_bits)
-    offset = (slot.cast(pl.Int64).to_numpy() - slot0).view(np.uint64)  # >= 0
+    offset = np.empty(key.size, dtype=np.uint64) if scratch is None else scratch
+    np.subtract(slot.cast(pl.Int64).to_numpy(), slot0, out=offset.view(np.int64))  # >= 0
     offset <<= np.uint64(user_bits)
     key |= offset
     del offset
