@@ -342,20 +342,21 @@ def clean_records(
     else:
         slot_key = t // (cast(int, config.slot_seconds) * _US_PER_S)
     kept_codes = user_codes.filter(pl.Series(keep))
-    work = work.filter(pl.Series(keep))
-    row_hashes = _row_hashes(work, canon.hash(seed=_USER_SEED).gather(kept_codes))
-    work = work.select("lat", "lon", slot_key.alias("slot"), "value")
+    arrays = {c: _kept(work.get_column(c), keep) for c in ("lat", "lon", "t_us", "value")}
+    del work
+    kept = pl.DataFrame(arrays)  # over the same memory
+    row_hashes = _row_hashes(kept, canon.hash(seed=_USER_SEED).gather(kept_codes))
+    slot = kept.select(slot_key.cast(pl.Int64).alias("slot")).to_series()
+    del kept  # nothing reads it again: the values are clamped in their own array below
 
     clock.tick("reject and drop zeros")
     upper = config.upper
-    value = work.get_column("value").to_numpy()
+    value = arrays["value"]
     clamped_low = int(np.count_nonzero(value < 0))
     clamped_high = int(np.count_nonzero(value > upper))
     if clamped_low or clamped_high:
-        value = np.clip(value, 0.0, upper)
-
-    lat_np = work.get_column("lat").to_numpy()
-    lon_np = work.get_column("lon").to_numpy()
+        np.clip(value, 0.0, upper, out=value)
+    lat_np, lon_np = arrays["lat"], arrays["lon"]
     clock.tick("clamp")
     cells = (
         cell_ids_of(lat_np, lon_np, config.resolution) if lat_np.size else np.zeros(0, np.uint64)
@@ -364,7 +365,7 @@ def clean_records(
     records = pl.DataFrame(
         {
             "cell": pl.Series("cell", cells, dtype=pl.UInt64),
-            "slot": work.get_column("slot").cast(pl.Int64),
+            "slot": slot,
             "user": _as_enum(canon, kept_codes),
             "value": pl.Series("value", value, dtype=pl.Float64),
         }
@@ -387,6 +388,30 @@ def clean_records(
             casefold=config.ids == "casefold",
         ),
     )
+
+
+def _kept(column: pl.Series, keep: np.ndarray) -> np.ndarray:
+    """The values of ``column`` where ``keep`` (a numpy array of one type, nulls read as 0:
+    the rows they are in are not kept), compacted chunk by chunk straight into one new array:
+    a polars filter, then ``to_numpy`` of its chunks, would copy them twice.
+
+    >>> s = pl.concat([pl.Series([1.0, None]), pl.Series([3.0, 4.0])], rechunk=False)
+    >>> _kept(s, np.array([True, False, False, True])).tolist()
+    [1.0, 4.0]
+    """
+    out: np.ndarray | None = None
+    start = done = 0
+    total = int(np.count_nonzero(keep))
+    for chunk in column.get_chunks():
+        values = (chunk.fill_null(0) if chunk.null_count() else chunk).to_numpy()
+        if out is None:
+            out = np.empty(total, dtype=values.dtype)
+        mask = keep[start : start + values.size]
+        count = int(np.count_nonzero(mask))
+        np.compress(mask, values, out=out[done : done + count])
+        start += values.size
+        done += count
+    return out if out is not None else column.to_numpy()[keep]
 
 
 def _distinct_codes(raw: pl.Series) -> tuple[pl.Series, pl.Series]:
