@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import TypeVar
 
@@ -193,32 +193,38 @@ def _summarise(
     redo: set[int] = set()  # batches to aggregate again at the final scale
     summed: list[int] = []  # batches in ``parts``
     offset = 0
-    for index, frame in enumerate(make_batches()):
-        clock.tick("read")
-        cleaned = clean_records(frame, columns, config, clock, row_offset=offset)
-        offset += frame.height
-        tally.add(cleaned)
-        hashes.add(cleaned.row_hashes)
-        records = cleaned.records
-        if records.height == 0:
-            continue
-        batch_max = float(records.get_column("value").max())  # type: ignore[arg-type]
-        batch_shifts = fixed_shifts(batch_max)
-        if shifts is not None and batch_shifts != shifts and batch_max < vmax:
-            redo.add(index)  # a smaller scale than the running one: redo at the end
-            continue
-        if shifts is not None and batch_shifts != shifts:  # a larger maximum: start again
-            redo.update(summed)
-            parts, summed, part_rows, compacted_rows = [], [], 0, 0
-        shifts = batch_shifts
-        vmax = max(vmax, batch_max)
-        parts.append(aggregate_fixed(records.lazy(), *shifts, text_ids=False).collect())
-        summed.append(index)
-        part_rows += parts[-1].height
-        if part_rows > 2 * compacted_rows + 4 * len(records):
-            parts = [combine_fixed(parts, text_ids=False)]
-            part_rows = compacted_rows = parts[0].height
-        clock.tick("aggregate")
+    # each batch's row hashes are sorted (RowHashes.add) in a worker thread, in batch order,
+    # while the batch is aggregated: both are numpy sorts, which release the GIL
+    with ThreadPoolExecutor(1) as sorter:
+        added: list[Future[None]] = []
+        for index, frame in enumerate(make_batches()):
+            clock.tick("read")
+            cleaned = clean_records(frame, columns, config, clock, row_offset=offset)
+            offset += frame.height
+            tally.add(cleaned)
+            added.append(sorter.submit(hashes.add, cleaned.row_hashes))
+            records = cleaned.records
+            if records.height == 0:
+                continue
+            batch_max = float(records.get_column("value").max())  # type: ignore[arg-type]
+            batch_shifts = fixed_shifts(batch_max)
+            if shifts is not None and batch_shifts != shifts and batch_max < vmax:
+                redo.add(index)  # a smaller scale than the running one: redo at the end
+                continue
+            if shifts is not None and batch_shifts != shifts:  # a larger maximum: start again
+                redo.update(summed)
+                parts, summed, part_rows, compacted_rows = [], [], 0, 0
+            shifts = batch_shifts
+            vmax = max(vmax, batch_max)
+            parts.append(aggregate_fixed(records.lazy(), *shifts, text_ids=False).collect())
+            summed.append(index)
+            part_rows += parts[-1].height
+            if part_rows > 2 * compacted_rows + 4 * len(records):
+                parts = [combine_fixed(parts, text_ids=False)]
+                part_rows = compacted_rows = parts[0].height
+            clock.tick("aggregate")
+        for done in added:
+            done.result()
     tally.check()
     assert shifts is not None  # tally.check() refused an input without records
     del frame, cleaned, records  # the last batch: not held through the combine
