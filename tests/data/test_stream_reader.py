@@ -52,3 +52,22 @@ def test_streamed_ids_as_categories_give_the_text_ids_report_and_summaries(tmp_p
         assert report == expected.report
         got = read_summaries(tmp_path / "s.parquet").summaries
         assert got.equals(expected.summaries)
+
+
+def test_prepare_to_a_summaries_file_never_imports_pandas(tmp_path):
+    """`hexplorer prepare` needs no pandas: importing it costs half a second (pyarrow's
+    ``pa.array`` of a numpy array imports it, so the writer must not call it)."""
+    import subprocess
+    import sys
+
+    src = tmp_path / "ids.parquet"
+    pq.write_table(_records(), src)
+    code = (
+        "import sys\n"
+        "from core.data.outofcore import prepare_summaries\n"
+        f"prepare_summaries({str(src)!r}, {str(tmp_path / 's.parquet')!r})\n"
+        "print('pandas' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+    assert read_summaries(tmp_path / "s.parquet").summaries.shape[0] > 0
