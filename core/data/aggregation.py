@@ -22,6 +22,7 @@ import pyarrow as pa
 from h3ronpy.vector import coordinates_to_cells
 
 from core.data.config import PrepConfig
+from core.data.packing import _packed, _sums_by_sort, _unpacked
 from core.errors import HexplorerError
 
 if TYPE_CHECKING:  # pandas only for the return type: `hexplorer prepare` never imports it
@@ -198,60 +199,6 @@ def _in_key_order(frame: pl.DataFrame, *, text_ids: bool) -> bool:
     return bool(ascending.all())
 
 
-def _sums_by_sort(
-    frame: pl.DataFrame, *, text_ids: bool, shifts: tuple[int, int] | None = None
-) -> pl.DataFrame | None:
-    """Rows summed per (cell, slot, user) and sorted, by one sort on the packed key
-    (:func:`_sort_keys`) and a sum over each run of equal keys: records (``shifts``: m the run
-    lengths, s and q the sums of :func:`fixed_value` at those shifts) or partial sums (columns
-    m, s, q: the parts' keys are mostly distinct, and the file's order needs the sort anyway).
-    None when the keys, with the row numbers, do not fit 64 bits."""
-    packed = _packed(frame)
-    if packed is None:
-        return None
-    key, decode, bits = packed
-    ordered = _sort_keys(key.to_numpy())
-    if ordered is None:
-        return None
-    k, order = ordered
-    n = k.size
-    new = np.ones(n, dtype=bool)
-    new[1:] = k[1:] != k[:-1]
-    starts = np.flatnonzero(new)
-    if shifts is None:
-        sums = {c: frame.get_column(c).to_numpy()[order] for c in ("m", "s", "q")}
-    else:  # the same polars expressions as the group-by, on the values in key order
-        value = pl.DataFrame({"value": frame.get_column("value").to_numpy()[order]})
-        fixed = value.select(
-            fixed_value(pl.col("value"), shifts[0]).alias("s"),
-            fixed_value(pl.col("value") * pl.col("value"), shifts[1]).alias("q"),
-        )
-        sums = {c: fixed.get_column(c).to_numpy() for c in "sq"}
-    if starts.size < n:  # runs of equal keys: add them up (exact integers)
-        k = k[starts]
-        sums = {c: np.add.reduceat(v, starts) for c, v in sums.items()}
-    if shifts is not None:  # a record's count is its run's length
-        sums = {"m": np.diff(starts, append=n).astype(np.int64)} | sums
-    keys = _unpacked(k, decode, bits, text_ids)
-    return keys.with_columns(pl.Series(c, v, dtype=pl.Int64) for c, v in sums.items())
-
-
-def _sort_keys(k: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
-    """(``k`` sorted, the order that sorts it) by one ``np.sort`` of ``key << bits | row``
-    (several times faster than an argsort); None when the row numbers do not fit beside the
-    keys in 64 bits.
-
-    >>> [a.tolist() for a in _sort_keys(np.array([5, 3, 5, 1], dtype=np.uint64))]
-    [[1, 3, 5, 5], [3, 1, 0, 2]]
-    """
-    row_bits = max(1, int(k.size - 1).bit_length())
-    if k.size == 0 or int(k.max()).bit_length() + row_bits > 64:
-        return None
-    both = np.sort((k << np.uint64(row_bits)) | np.arange(k.size, dtype=np.uint64))
-    order = (both & np.uint64((1 << row_bits) - 1)).astype(np.int64)
-    return both >> np.uint64(row_bits), order
-
-
 def _one_enum(parts: list[pl.DataFrame]) -> pl.DataFrame:
     """``parts`` concatenated; users that are Enums of different ids recoded to one Enum of
     the union of their ids (sorted), by small lookup tables (no text per row)."""
@@ -291,97 +238,10 @@ def _grouped(
         out = text.lazy().group_by(_KEYS).agg(sums)
         return out.sort(_KEYS) if sort else out
     key, decode, bits = packed
-    query = frame.lazy().with_columns(key).group_by("_key").agg(sums)
+    query = frame.lazy().with_columns(pl.Series("_key", key)).group_by("_key").agg(sums)
     agg = (query.sort("_key") if sort else query).collect()
     keys = _unpacked(agg.get_column("_key").to_numpy(), decode, bits, text_ids)
     return pl.concat([keys, agg.drop("_key")], how="horizontal").lazy()
-
-
-def _unpacked(
-    k: np.ndarray,
-    decode: tuple[int, int, int, pl.Series],
-    bits: tuple[int, int],
-    text_ids: bool,
-) -> pl.DataFrame:
-    """The columns cell, slot, user of packed keys ``k`` (:func:`_packed`'s decoding)."""
-    base, ones, slot0, users = decode
-    slot_bits, user_bits = bits
-    user_mask = np.uint64((1 << user_bits) - 1)
-    slot_mask = np.uint64((1 << slot_bits) - 1)
-    high = (k >> np.uint64(slot_bits + user_bits)) + np.uint64(base)
-    return pl.DataFrame(
-        {
-            "cell": pl.Series((high << np.uint64(ones)) | np.uint64((1 << ones) - 1)),
-            "slot": pl.Series(((k >> np.uint64(user_bits)) & slot_mask).astype(np.int64) + slot0),
-            "user": _user_column(users, k & user_mask, text_ids),
-        }
-    )
-
-
-def _user_column(users: pl.Series, codes: np.ndarray, text_ids: bool) -> pl.Series:
-    """The users of ``codes`` (indices into the sorted ``users``): text, or an Enum of
-    ``users``."""
-    if text_ids:
-        return users.gather(codes).cast(pl.String)
-    return pl.Series(codes.astype(np.uint32), dtype=pl.UInt32).cat.to(pl.Enum(users))
-
-
-def _packed(
-    frame: pl.DataFrame,
-) -> tuple[pl.Series, tuple[int, int, int, pl.Series], tuple[int, int]] | None:
-    """(one UInt64 key per row: cell code, slot offset, user code from the high bits down, so
-    the key's order is (cell, slot, user) with the ids in text order; what decodes it: the
-    cells' smallest high part and their common trailing 1 bits, the smallest slot, the users
-    by code; the slot and user bit widths), or None when the three do not fit 64 bits (or
-    there are no rows)."""
-    if frame.height == 0:
-        return None
-    slot = frame.get_column("slot")
-    slot0, slot1 = int(cast(int, slot.min())), int(cast(int, slot.max()))
-    cell = frame.get_column("cell").to_numpy()
-    # H3 ids of one resolution end in the same run of 1 bits (the unused digits, 7 each): drop
-    # it, and what remains spans a small range
-    ones = min(63, _trailing_ones(int(np.bitwise_and.reduce(cell))))
-    high = cell >> np.uint64(ones)
-    base = int(high.min())
-    cell_codes = high - np.uint64(base)
-    cell_bits = max(1, int(high.max() - np.uint64(base)).bit_length())
-    user = frame.get_column("user")
-    users = pl.Series(user.dtype.categories) if isinstance(user.dtype, pl.Enum) else None
-    if users is not None and users.is_sorted():
-        user_codes = user.to_physical().to_numpy()
-    else:
-        users, codes = _dense(user.cast(pl.String))
-        user_codes = codes.to_numpy()
-    user_bits = max(1, int(users.len() - 1).bit_length())
-    slot_bits = max(1, (slot1 - slot0).bit_length())
-    if cell_bits + user_bits + slot_bits > 64:
-        return None
-    key = (
-        (cell_codes << np.uint64(slot_bits + user_bits))
-        | ((slot.to_numpy() - slot0).astype(np.uint64) << np.uint64(user_bits))
-        | user_codes.astype(np.uint64)
-    )
-    return pl.Series("_key", key), (base, ones, slot0, users), (slot_bits, user_bits)
-
-
-def _trailing_ones(x: int) -> int:
-    """Number of trailing 1 bits of ``x``.
-
-    >>> _trailing_ones(0b10111), _trailing_ones(0)
-    (3, 0)
-    """
-    return ((x ^ (x + 1)) >> 1).bit_length()
-
-
-def _dense(column: pl.Series) -> tuple[pl.Series, pl.Series]:
-    """(distinct values in their sorted order, each row's index among them as UInt32): exact,
-    by polars' hash maps."""
-    distinct = column.unique().sort()
-    codes = column.replace_strict(
-        distinct, pl.int_range(distinct.len(), eager=True, dtype=pl.UInt32)
-    )
-    return distinct, codes
 
 
 def from_fixed(agg: pl.DataFrame, shift_s: int, shift_q: int) -> pl.DataFrame:
@@ -418,11 +278,31 @@ def sorted_counts(agg: pl.DataFrame) -> dict[str, int]:
     slots = agg.get_column("slot").to_numpy()
     new_cell = cells[1:] != cells[:-1]
     return {
-        "users": int(agg.get_column("user").n_unique()),
+        "users": _distinct_small(agg.get_column("user")),
         "hats": int(agg.height > 0) + int(np.count_nonzero(new_cell | (slots[1:] != slots[:-1]))),
         "cells": int(agg.height > 0) + int(np.count_nonzero(new_cell)),
-        "slots": int(agg.get_column("slot").n_unique()),
+        "slots": _distinct_small(agg.get_column("slot")),
     }
+
+
+def _distinct_small(column: pl.Series) -> int:
+    """Distinct values of a column, by counting when they are codes of an Enum or integers in
+    a range no wider than the column is long (one pass, no hash table, no sort); else polars'
+    ``n_unique``.
+
+    >>> _distinct_small(pl.Series([5, 3, 5, 9])), _distinct_small(pl.Series(["a", "b", "a"]))
+    (3, 2)
+    """
+    if column.len() == 0 or column.null_count():
+        return int(column.n_unique())
+    if isinstance(column.dtype, pl.Enum):
+        return int(np.count_nonzero(np.bincount(column.to_physical().to_numpy())))
+    if column.dtype.is_integer():
+        low, high = int(cast(int, column.min())), int(cast(int, column.max()))
+        if high - low <= column.len() and -(2**62) < low and high < 2**62:
+            offsets = column.to_numpy().astype(np.int64, copy=False) - low
+            return int(np.count_nonzero(np.bincount(offsets, minlength=high - low + 1)))
+    return int(column.n_unique())
 
 
 def labelled(agg: pl.DataFrame, config: PrepConfig, *, presorted: bool = False) -> pd.DataFrame:
@@ -513,14 +393,14 @@ def label_table(
     new = np.ones(cells.size, dtype=bool)
     new[1:] = (cells[1:] != cells[:-1]) | (slots[1:] != slots[:-1])
     starts = np.flatnonzero(new)
-    run = pa.array(np.cumsum(new) - 1)
+    run = _arrow_numbers(np.cumsum(new) - 1)
     cell_runs = cell_names.gather(np.searchsorted(cell_ids, cells[starts]))
     slot_runs = slot_names.gather(np.searchsorted(slot_keys, slots[starts]))
     hat_runs = cell_runs + "/" + slot_runs
     user = agg.get_column("user")
     if isinstance(user.dtype, pl.Enum):
         ids = _arrow_text(pl.Series(user.dtype.categories))
-        user_ids = ids.take(pa.array(user.to_physical().to_numpy()))
+        user_ids = ids.take(_arrow_numbers(user.to_physical().to_numpy()))
     else:
         user_ids = _arrow_text(user.cast(pl.String))
     columns = {
@@ -528,11 +408,24 @@ def label_table(
         "cell": _arrow_text(cell_runs).take(run),
         "slot": _arrow_text(slot_runs).take(run),
         "user_id": user_ids,
-        "m": pa.array(agg.get_column("m").cast(pl.Int64).to_numpy()),
-        "s": pa.array(agg.get_column("s").cast(pl.Float64).to_numpy()),
-        "q": pa.array(agg.get_column("q").cast(pl.Float64).to_numpy()),
+        "m": _arrow_numbers(agg.get_column("m").cast(pl.Int64).to_numpy()),
+        "s": _arrow_numbers(agg.get_column("s").cast(pl.Float64).to_numpy()),
+        "q": _arrow_numbers(agg.get_column("q").cast(pl.Float64).to_numpy()),
     }
     return pa.table(columns)
+
+
+def _arrow_numbers(values: np.ndarray) -> pa.Array:
+    """A numpy array of numbers as an Arrow array over the same memory. (``pa.array`` of a
+    numpy array imports pandas to ask whether it is a pandas object: half a second of
+    ``hexplorer prepare``, which otherwise never needs pandas.)
+
+    >>> _arrow_numbers(np.array([3, 1], dtype=np.int64)).to_pylist()
+    [3, 1]
+    """
+    values = np.ascontiguousarray(values)
+    kind = pa.from_numpy_dtype(values.dtype)
+    return pa.Array.from_buffers(kind, values.size, [None, pa.py_buffer(values)])
 
 
 def _arrow_text(series: pl.Series) -> pa.Array:

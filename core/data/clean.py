@@ -27,8 +27,8 @@ _OFFSET_RE = r"(?:[Zz]|\s*(?:UTC|GMT)?[+-]\d{2}:?\d{2})$"
 
 __all__ = ["Cleaned", "check_types", "clean_records", "zone_note"]
 
-#: Seeds of the per-column hashes that make a row's hash (user, lat, lon, time, value).
-_SEEDS = (0, 1, 2, 3, 4)
+#: Seeds of the canonical ids' hashes and of the rows' hashes (:func:`_row_hashes`).
+_USER_SEED, _ROW_SEED = 0, 1
 
 
 class _Clock:
@@ -220,8 +220,8 @@ class Cleaned:
     zeros_dropped, clamped_low, clamped_high : int
     row_hashes : uint64 array
         One 64-bit hash per kept record of (user, lat, lon, time, value) before clamping: rows
-        with equal hashes repeat each other (:attr:`PrepReport.duplicates`). The hash combines
-        polars' hashes of the five fields with fixed seeds (:func:`_row_hash`), so the same row
+        with equal hashes repeat each other (:attr:`PrepReport.duplicates`). The hash is polars'
+        row hash of the five fields with a fixed seed (:func:`_row_hashes`), so the same row
         gives the same hash in any batch and any process of one polars version.
     any_offset, zones :
         What :func:`zone_note` needs from this batch (:func:`_zones`).
@@ -298,7 +298,12 @@ def clean_records(
         val_missing,
         val.is_null() | ~val.is_finite(),
     ]
+    # the first failed check's number; else, for a zero value that is dropped, one past the
+    # checks (one Int8 column says what happens to every row); else 0
+    zero_code = len(checks) + 1
     code: pl.Expr = pl.lit(0, dtype=pl.Int8)
+    if not config.keep_zeros:
+        code = pl.when(val == 0).then(pl.lit(zero_code, dtype=pl.Int8)).otherwise(code)
     for i in range(len(checks) - 1, -1, -1):
         code = pl.when(checks[i]).then(pl.lit(i + 1, dtype=pl.Int8)).otherwise(code)
 
@@ -311,10 +316,13 @@ def clean_records(
     )
     clock.tick("parse and check")
     codes = work.get_column("_reason").to_numpy()
-    bad = codes != 0
-    counts = np.bincount(codes, minlength=len(labels) + 1).astype(np.int64)
+    counts = np.array([np.count_nonzero(codes == c) for c in range(zero_code + 1)], np.int64)
+    zeros_dropped = int(counts[zero_code])
+    counts[0] += counts[zero_code]  # index 0: the rows no check rejected
+    counts = counts[:zero_code]
     examples: list[dict[str, Any]] = []
-    if bad.any():
+    if counts[1:].any():
+        bad = (codes != 0) & (codes != zero_code)
         rows = np.flatnonzero(bad)[:_N_EXAMPLES]
         raw_rows = frame.select(pl.all().gather(rows.tolist())).rows(named=True)
         for r, values in zip(rows, raw_rows, strict=True):
@@ -326,13 +334,7 @@ def clean_records(
                 }
             )
 
-    values_all = work.get_column("value").to_numpy()
-    keep = ~bad
-    zeros_dropped = 0
-    if not config.keep_zeros:
-        zero = keep & (values_all == 0)
-        zeros_dropped = int(np.count_nonzero(zero))
-        keep &= ~zero
+    keep = codes == 0
     # one filter for rejected rows and zeros, slot keys computed on the way
     t = pl.col("t_us")
     if config.hour_of_day:
@@ -340,24 +342,21 @@ def clean_records(
     else:
         slot_key = t // (cast(int, config.slot_seconds) * _US_PER_S)
     kept_codes = user_codes.filter(pl.Series(keep))
-    work = work.filter(pl.Series(keep)).select(
-        "lat",
-        "lon",
-        slot_key.alias("slot"),
-        "value",
-        _row_hash(pl.lit(canon.hash(seed=_SEEDS[0]).gather(kept_codes))).alias("_hash"),
-    )
+    arrays = {c: _kept(work.get_column(c), keep) for c in ("lat", "lon", "t_us", "value")}
+    del work
+    kept = pl.DataFrame(arrays)  # over the same memory
+    row_hashes = _row_hashes(kept, canon.hash(seed=_USER_SEED).gather(kept_codes))
+    slot = kept.select(slot_key.cast(pl.Int64).alias("slot")).to_series()
+    del kept  # nothing reads it again: the values are clamped in their own array below
 
     clock.tick("reject and drop zeros")
     upper = config.upper
-    value = work.get_column("value").to_numpy()
+    value = arrays["value"]
     clamped_low = int(np.count_nonzero(value < 0))
     clamped_high = int(np.count_nonzero(value > upper))
     if clamped_low or clamped_high:
-        value = np.clip(value, 0.0, upper)
-
-    lat_np = work.get_column("lat").to_numpy()
-    lon_np = work.get_column("lon").to_numpy()
+        np.clip(value, 0.0, upper, out=value)
+    lat_np, lon_np = arrays["lat"], arrays["lon"]
     clock.tick("clamp")
     cells = (
         cell_ids_of(lat_np, lon_np, config.resolution) if lat_np.size else np.zeros(0, np.uint64)
@@ -366,7 +365,7 @@ def clean_records(
     records = pl.DataFrame(
         {
             "cell": pl.Series("cell", cells, dtype=pl.UInt64),
-            "slot": work.get_column("slot").cast(pl.Int64),
+            "slot": slot,
             "user": _as_enum(canon, kept_codes),
             "value": pl.Series("value", value, dtype=pl.Float64),
         }
@@ -381,7 +380,7 @@ def clean_records(
         zeros_dropped=zeros_dropped,
         clamped_low=clamped_low,
         clamped_high=clamped_high,
-        row_hashes=work.get_column("_hash").to_numpy(),
+        row_hashes=row_hashes,
         any_offset=any_offset,
         zones=zones,
         spellings=ids.spellings(
@@ -389,6 +388,30 @@ def clean_records(
             casefold=config.ids == "casefold",
         ),
     )
+
+
+def _kept(column: pl.Series, keep: np.ndarray) -> np.ndarray:
+    """The values of ``column`` where ``keep`` (a numpy array of one type, nulls read as 0:
+    the rows they are in are not kept), compacted chunk by chunk straight into one new array:
+    a polars filter, then ``to_numpy`` of its chunks, would copy them twice.
+
+    >>> s = pl.concat([pl.Series([1.0, None]), pl.Series([3.0, 4.0])], rechunk=False)
+    >>> _kept(s, np.array([True, False, False, True])).tolist()
+    [1.0, 4.0]
+    """
+    out: np.ndarray | None = None
+    start = done = 0
+    total = int(np.count_nonzero(keep))
+    for chunk in column.get_chunks():
+        values = (chunk.fill_null(0) if chunk.null_count() else chunk).to_numpy()
+        if out is None:
+            out = np.empty(total, dtype=values.dtype)
+        mask = keep[start : start + values.size]
+        count = int(np.count_nonzero(mask))
+        np.compress(mask, values, out=out[done : done + count])
+        start += values.size
+        done += count
+    return out if out is not None else column.to_numpy()[keep]
 
 
 def _distinct_codes(raw: pl.Series) -> tuple[pl.Series, pl.Series]:
@@ -402,6 +425,8 @@ def _distinct_codes(raw: pl.Series) -> tuple[pl.Series, pl.Series]:
     >>> d.gather(c).to_list()
     ['b', None, 'a', 'b']
     """
+    if isinstance(raw.dtype, pl.Categorical):
+        return _category_codes(raw)
     hashes = raw.hash()
     first = hashes.arg_unique()
     distinct = raw.gather(first)
@@ -411,6 +436,29 @@ def _distinct_codes(raw: pl.Series) -> tuple[pl.Series, pl.Series]:
     if bool(distinct.gather(codes).eq_missing(raw).all()):
         return distinct, codes
     return _exact_codes(raw)  # pragma: no cover - a 64-bit hash collision between two ids
+
+
+def _category_codes(raw: pl.Series) -> tuple[pl.Series, pl.Series]:
+    """:func:`_distinct_codes` of a Categorical column (the streaming reader's user ids, read
+    from Parquet's dictionary pages at almost no cost): the distinct values as text and each
+    row's index among them, from the categories' own integer codes (no hash of the text).
+
+    >>> raw = pl.Series(["b", None, "a", "b"], dtype=pl.Categorical)
+    >>> d, c = _category_codes(raw)
+    >>> d.dtype, d.gather(c).to_list()
+    (String, ['b', None, 'a', 'b'])
+    """
+    distinct = raw.unique().drop_nulls()
+    categories = distinct.to_physical().to_numpy()
+    lookup = np.zeros(int(categories.max()) + 2 if categories.size else 1, dtype=np.uint32)
+    lookup[categories] = np.arange(categories.size, dtype=np.uint32)
+    text = distinct.cast(pl.String)
+    physical = raw.to_physical()
+    if physical.null_count():  # the nulls' code: one past the values, null appended to them
+        lookup[-1] = categories.size
+        text = text.append(pl.Series([None], dtype=pl.String))
+        physical = physical.fill_null(lookup.size - 1)
+    return text, pl.Series(raw.name, lookup[physical.to_numpy()], dtype=pl.UInt32)
 
 
 def _exact_codes(raw: pl.Series) -> tuple[pl.Series, pl.Series]:
@@ -435,17 +483,23 @@ def _exact_codes(raw: pl.Series) -> tuple[pl.Series, pl.Series]:
     return distinct, codes
 
 
-def _row_hash(user_hash: pl.Expr) -> pl.Expr:
-    """One 64-bit hash per row of (user, lat, lon, t_us, value): rows that repeat each other
-    hash alike in any batch and any process of one polars version (fixed seeds); ``user_hash``
-    is the hash of the row's canonical id."""
-    out = user_hash
-    for seed, name in zip(_SEEDS[1:], ("lat", "lon", "t_us", "value"), strict=True):
-        out = (out * _MIX) ^ pl.col(name).hash(seed=seed)
-    return out
+def _row_hashes(kept: pl.DataFrame, user_hash: pl.Series) -> np.ndarray:
+    """One 64-bit hash per row of (user, lat, lon, t_us, value) of the kept records (``kept``
+    holds lat, lon, t_us and value; ``user_hash`` is the hash of each row's canonical id): rows
+    that repeat each other hash alike in any batch and any process of one polars version (a
+    fixed seed; polars hashes -0.0 as 0.0, so they compare as numbers do). Polars'
+    ``hash_rows`` combines the columns' hashes in one buffer: no temporary per column.
 
-
-_MIX = 0x9E3779B97F4A7C15  # an odd 64-bit multiplier: the order of the columns matters
+    >>> kept = pl.DataFrame({"lat": [1.0, 1.0, -0.0, 0.0], "lon": [2.0, 2.0, 0.0, 0.0],
+    ...     "t_us": [5, 5, 5, 5], "value": [3.0, 3.0, 3.0, 3.0]})
+    >>> h = _row_hashes(kept, pl.Series([7, 7, 7, 7], dtype=pl.UInt64))
+    >>> bool(h[0] == h[1]), bool(h[0] == h[2]), bool(h[2] == h[3])
+    (True, False, True)
+    """
+    frame = pl.DataFrame(
+        [user_hash.alias("user"), *(kept.get_column(c) for c in ("lat", "lon", "t_us", "value"))]
+    )
+    return frame.hash_rows(seed=_ROW_SEED).to_numpy()
 
 
 def _as_enum(canon: pl.Series, codes: pl.Series) -> pl.Series:

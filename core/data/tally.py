@@ -138,7 +138,7 @@ def _sorted_distinct(hashes: np.ndarray) -> np.ndarray:
     first = np.empty(ordered.size, dtype=bool)
     first[0] = True
     np.not_equal(ordered[1:], ordered[:-1], out=first[1:])
-    return ordered[first]
+    return ordered if first.all() else ordered[first]  # no repeat (usual): no copy
 
 
 class RowHashes:
