@@ -8,6 +8,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from core.cli import common
+from core.data.staging import staged
 from core.errors import HexplorerError
 
 
@@ -159,13 +160,14 @@ def _no_cycle_collection() -> Iterator[None]:
 def _write_simulated(args: argparse.Namespace, table: Any, target: Any, epsilon: float) -> Any:
     """Write a simulated ``--all`` table (a :class:`~core.citywide.release_table.ReleaseTable`,
     written without pandas where it can, or a pandas frame) and say what was written."""
-    if hasattr(table, "to_parquet"):  # pandas (a filtered or prepared table)
-        if str(target).lower().endswith(".parquet"):
-            table.to_parquet(target, index=False)
+    with staged(target) as path:  # whole or not at all: an earlier file stays until then
+        if hasattr(table, "to_parquet"):  # pandas (a filtered or prepared table)
+            if str(target).lower().endswith(".parquet"):
+                table.to_parquet(path, index=False)
+            else:
+                table.to_csv(path, index=False)
         else:
-            table.to_csv(target, index=False)
-    else:
-        table.write(target)
+            table.write(path)
     return {
         "output": str(target),
         "mechanism": args.mechanism,

@@ -43,6 +43,7 @@ from core.data.aggregation import aggregate_fixed, fixed_shifts, from_fixed, lab
 from core.data.config import ColumnMap, PrepConfig
 from core.data.dataset import DatasetWriter
 from core.data.prepare import DEFAULT_COLUMNS, DEFAULT_CONFIG, PrepReport, Tally, clean_records
+from core.data.staging import staged
 from core.data.stream import (
     DEFAULT_BATCH_ROWS,
     WRITE_ROWS,
@@ -368,7 +369,10 @@ def _write_file(
     """The ranges as one summaries file in row groups of :data:`WRITE_ROWS` rows (as
     :func:`core.data.stream.write_aggregate` writes them)."""
     held: pl.DataFrame | None = None
-    with pq.ParquetWriter(target, SCHEMA.with_metadata(meta), compression="zstd") as out:
+    with (
+        staged(target) as path,
+        pq.ParquetWriter(path, SCHEMA.with_metadata(meta), compression="zstd") as out,
+    ):
         for part in parts:
             held = part if held is None else pl.concat([held, part])
             while held.height >= WRITE_ROWS:

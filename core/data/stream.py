@@ -53,6 +53,7 @@ from core.data.prepare import (
     check_types,
     clean_records,
 )
+from core.data.staging import staged
 from core.data.summaries import SCHEMA, metadata
 from core.errors import HexplorerError
 
@@ -321,7 +322,10 @@ def write_aggregate(
     def row_group(i: int) -> pa.Table:
         return label_table(agg.slice(starts[i], WRITE_ROWS), *labels)
 
-    with pq.ParquetWriter(target, SCHEMA.with_metadata(meta), compression="zstd") as writer:
+    with (
+        staged(target) as path,
+        pq.ParquetWriter(path, SCHEMA.with_metadata(meta), compression="zstd") as writer,
+    ):
         for table in made_ahead(row_group, len(starts)):
             writer.write_table(table)
     return target

@@ -33,6 +33,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from core.data.config import ColumnMap, PrepConfig
+from core.data.staging import staged
 from core.errors import HexplorerError
 
 if TYPE_CHECKING:  # pandas only where a caller asks for it (read_summaries); polars and the
@@ -125,7 +126,8 @@ def write_summaries(prepared: Prepared, path: str | os.PathLike, *, engine: str 
         metadata(prepared.config, prepared.columns, prepared.report, engine)
     )
     target = Path(path)
-    pq.write_table(table, target, compression="zstd")
+    with staged(target) as staged_path:
+        pq.write_table(table, staged_path, compression="zstd")
     return target
 
 

@@ -1,8 +1,10 @@
 """SIGTERM while ``hexplorer prepare`` runs out of core: the command unwinds as Ctrl-C does
-(exit 143, one line), so its spill folder is removed instead of left beside the output."""
+(exit 143, one line), so its spill folder is removed instead of left beside the output, and a
+summaries file is written whole or not at all (an earlier file at the target stays as it was)."""
 
 from __future__ import annotations
 
+import hashlib
 import subprocess
 import sys
 from pathlib import Path
@@ -12,8 +14,9 @@ import pandas as pd
 
 ROOT = Path(__file__).resolve().parents[2]
 
-# Runs `prepare` through the buckets and sends the process SIGTERM when the spill pass is over
-# (the buckets are on disk); the sleep is what a long aggregation would be.
+# Runs `prepare` through the buckets and sends the process SIGTERM at the patched step (the
+# spill pass over, or the first row group of the output being labelled); the sleep is what a
+# long aggregation or write would be.
 SCRIPT = """
 import os, signal, sys, time
 import core.data.outofcore as outofcore
@@ -22,14 +25,14 @@ def stopped(*args, **kwargs):
     os.kill(os.getpid(), signal.SIGTERM)
     time.sleep(60)
 
-outofcore._aggregate_buckets = stopped
+setattr(outofcore, sys.argv.pop(1), stopped)
 outofcore.prepare_to_file = None  # through the buckets, whatever the input's size
 from core.cli import main
 sys.exit(main(sys.argv[1:]))
 """
 
 
-def test_sigterm_removes_the_spill_folder_and_says_so(tmp_path):
+def _raw(tmp_path: Path) -> Path:
     rng = np.random.default_rng(0)
     n = 3000
     raw = tmp_path / "raw.parquet"
@@ -43,16 +46,37 @@ def test_sigterm_removes_the_spill_folder_and_says_so(tmp_path):
             "speed": rng.uniform(1, 40, n),
         }
     ).to_parquet(raw)
-    out = tmp_path / "out"
-    out.mkdir()
-    argv = ["prepare", str(raw), "--output", str(out / "s.parquet"), "--batch-rows", "500"]
-    done = subprocess.run(
-        [sys.executable, "-c", SCRIPT, *argv],
+    return raw
+
+
+def _prepare(stop_at: str | None, *argv: str) -> subprocess.CompletedProcess:
+    plain = "import sys; from core.cli import main; sys.exit(main(sys.argv[1:]))"
+    command = [sys.executable, "-c", *((SCRIPT, stop_at) if stop_at else (plain,))]
+    return subprocess.run(
+        [*command, "prepare", *argv, "--batch-rows", "500"],
         cwd=ROOT,
         capture_output=True,
         text=True,
         timeout=120,
     )
+
+
+def test_sigterm_removes_the_spill_folder_and_says_so(tmp_path):
+    raw, out = _raw(tmp_path), tmp_path / "out"
+    out.mkdir()
+    done = _prepare("_aggregate_buckets", str(raw), "--output", str(out / "s.parquet"))
     assert done.returncode == 143, (done.returncode, done.stderr)
     assert done.stderr.strip() == "hexplorer: terminated (SIGTERM)"
     assert sorted(p.name for p in out.iterdir()) == []  # no spill folder, no output
+
+
+def test_sigterm_while_writing_keeps_the_earlier_summaries_file(tmp_path):
+    raw, out = _raw(tmp_path), tmp_path / "out"
+    out.mkdir()
+    target = out / "s.parquet"
+    assert _prepare(None, str(raw), "--output", str(target)).returncode == 0
+    before = hashlib.sha256(target.read_bytes()).hexdigest()
+    done = _prepare("_labelled", str(raw), "--output", str(target), "--force")
+    assert done.returncode == 143, (done.returncode, done.stderr)
+    assert hashlib.sha256(target.read_bytes()).hexdigest() == before  # not half overwritten
+    assert sorted(p.name for p in out.iterdir()) == ["s.parquet"]  # no partial file left
