@@ -10,6 +10,7 @@ Screenshots of each stop go to test-artifacts/journey-*.png.
 from __future__ import annotations
 
 import re
+import time
 
 import pytest
 from browser_server import ROOT, chromium_page, streamlit_server, wait_idle
@@ -59,6 +60,16 @@ def _mechanism_tags(page) -> list[str]:
     return [str(t.get_attribute("aria-label")) for t in box.locator("[data-tag]").all()]
 
 
+def _expect_tags(page, names: list[str], timeout_s: float = 60.0) -> None:
+    """The Mechanisms box shows ``names``: read until it does (the page's run may still be
+    drawing its sidebar when the heading shows and the status has not yet said "running"), and
+    fail with what it shows after ``timeout_s``."""
+    deadline = time.monotonic() + timeout_s
+    while (shown := _mechanism_tags(page)) != names and time.monotonic() < deadline:
+        page.wait_for_timeout(250)
+    assert shown == names
+
+
 def test_journey_over_uploads_demo_and_pages(server):
     with chromium_page(ARTIFACTS / "journey-failure.png", width=WIDTH, height=HEIGHT) as (
         page,
@@ -98,7 +109,7 @@ def test_journey_over_uploads_demo_and_pages(server):
 
         _go(page, expect, "Experiments")
         _go(page, expect, "One hexagon")
-        assert _mechanism_tags(page) == chosen
+        _expect_tags(page, chosen)
         _in_use(page, expect, "demo city · U = 65 km/h")
 
         # the Map's own choice: colour by buses; a Map visit leaves One hexagon's HAT
@@ -109,7 +120,7 @@ def test_journey_over_uploads_demo_and_pages(server):
         _shot(page, "map")
         _go(page, expect, "One hexagon")
         assert page.get_by_text(re.compile(r"true mean 20\.679")).first.inner_text() == hat_line
-        assert _mechanism_tags(page) == chosen
+        _expect_tags(page, chosen)
         _go(page, expect, "Experiments")
         _go(page, expect, "Map")
         expect(radio.get_by_role("radio", name="buses")).to_be_checked()
