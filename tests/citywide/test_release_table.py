@@ -103,6 +103,19 @@ def test_the_data_package_gives_its_functions_not_its_submodules():
     assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr
 
 
+def test_the_data_package_lists_each_name_once_with_its_home():
+    """``__all__`` (for the linters) and ``_HOMES`` (for the lazy import) name the same names,
+    and each is its home module's own object."""
+    import importlib
+
+    import core.data
+
+    assert sorted(core.data.__all__) == sorted(core.data._HOMES)
+    for name, home in core.data._HOMES.items():
+        module = importlib.import_module(f"core.data.{home}")
+        assert getattr(core.data, name) is getattr(module, name), name
+
+
 @pytest.mark.parametrize(
     "labels",
     [["a/1", "bb/2", "ccc/3"], ["8742/1", "8742/2", "8742/3"], ["ç/1", "é/22", "z/3"]],
