@@ -167,6 +167,15 @@ def preview(
     return Preview(table=table, charges=charges, user_ids=tuple(gs.user_ids.astype(str)))
 
 
+@dataclass(frozen=True)
+class Published:
+    """What a click on Publish recorded: the release's id, and whether it is an earlier record
+    of the same request given back (no new charge)."""
+
+    ids: list[str]
+    reused: bool
+
+
 def publish(
     spec: DataSpec,
     mode: str,
@@ -177,7 +186,7 @@ def publish(
     epsilon: float,
     accounting: str,
     namespace: str,
-) -> list[str]:
+) -> Published:
     """Publish (OpenDP noise, ledger, budget, reuse) as ONE ledger record; returns its id.
 
     All or nothing: a grid-wide release is :func:`core.publish.city.publish_grids`, a single-HAT
@@ -192,13 +201,13 @@ def publish(
             gs, epsilon, upper=spec.upper, accounting=accounting, dataset=dataset,
             namespace=namespace,
         )  # fmt: skip
-        return [out.record.release_id]
+        return Published([out.record.release_id], out.reused)
     rows = select_grids(compute.prepared(spec).summaries, hats=gs.hats.astype(str).tolist())
     hb = HatBatch.from_summaries(rows, upper=spec.upper)
     published = batch.publish_all(
         mechanism, hb, epsilon, accounting="per-user", dataset=dataset, namespace=namespace
     )
-    return [published.record.release_id]
+    return Published([published.record.release_id], published.reused)
 
 
 @contextlib.contextmanager

@@ -172,6 +172,7 @@ with ui.errors_shown(), compute.server_paths_hidden(book):
 
     # --- Publish ----------------------------------------------------------------------------
     st.subheader("Publish")
+    refused = False  # this run's click was refused: the release kept below is an earlier one
     if not allowed:
         st.info(
             "Publishing is off on this server: the preview above shows what a release would "
@@ -198,16 +199,32 @@ with ui.errors_shown(), compute.server_paths_hidden(book):
         ):  # fmt: skip
             try:
                 with st.spinner("Publishing (OpenDP noise, ledger)…"):
-                    ss[ps.LAST] = compute.publish(
+                    out = compute.publish(
                         spec, mode, hats, slot, day, mechanism, epsilon, accounting, namespace
                     )
+                ss[ps.LAST], ss[ps.LAST_REUSED] = out.ids, out.reused
             except BudgetExceeded as exc:
                 st.error(str(exc), icon=":material/block:")
+                refused = True
             summary = book.summary(namespace)
     if ss[ps.LAST]:
         ids = list(ss[ps.LAST])
         table = compute.recorded_table(book, ids)
-        st.success(f"Published and recorded: release {', '.join(ids)}.", icon=":material/check:")
+        named = ", ".join(ids)
+        if refused:
+            st.info(
+                f"Earlier in this session: release {named} was published and recorded (below). "
+                "The refused request above recorded nothing.",
+                icon=":material/history:",
+            )
+        elif ss[ps.LAST_REUSED]:
+            st.success(
+                f"Already recorded: release {named} is the earlier record of this same request, "
+                "given back as it was; no one was charged again.",
+                icon=":material/check:",
+            )
+        else:
+            st.success(f"Published and recorded: release {named}.", icon=":material/check:")
         st.dataframe(table, hide_index=True, height=240, key="publish_recorded_table")
         cols = st.columns(len(FORMATS))
         for col, (suffix, mime) in zip(cols, FORMATS.items(), strict=True):

@@ -24,6 +24,7 @@ ACCOUNTING = "publish_accounting"  # for grid-laplace: "per-user" | "max" | "cho
 SEED = "publish_seed"  # seed of the preview's simulated noise
 CONFIRM = "publish_confirm"  # the confirmation checkbox
 LAST = "publish_last"  # release ids of the last publication (not a widget)
+LAST_REUSED = "publish_last_reused"  # it gave back an earlier record of the same request
 
 MODES = ("slot", "day", "hats")
 GRID_MECHANISM = "grid-laplace"
@@ -53,6 +54,7 @@ def init() -> None:
     ss = st.session_state
     ss.setdefault(CONFIRM, False)
     ss.setdefault(LAST, [])
+    ss.setdefault(LAST_REUSED, False)
 
 
 remember = state.remember  # set a widget's value and its kept copy

@@ -197,3 +197,41 @@ def test_budget_refusal_is_a_message_and_records_nothing(monkeypatch):
     assert book.summary() == before  # the ledger exactly as it was
     assert book.summary().releases == 0
     assert _metrics(at)["Releases"] == "0"
+
+
+def test_each_click_says_what_it_recorded(monkeypatch):
+    """A release, the same request again (given back, no new charge), then a refused one: each
+    click's message says what that click recorded, and the refusal is not shown beside a
+    "Published and recorded" of the earlier release."""
+    monkeypatch.setenv(operator.PUBLISH_ENV, "1")
+    book = Ledger(ledger_path())
+    book.set_budget(3.0)  # ε = 0.25 per HAT fits every bus of the slot; ε = 1.5 does not
+    at = AppTest.from_file(PAGE, default_timeout=TIMEOUT)
+    at.run()
+    at.select_slider(key=ps.EPSILON).set_value(0.25).run()
+
+    def click() -> None:
+        at.checkbox(key=ps.CONFIRM).check().run()
+        at.button(key="publish_button").click().run()
+        assert not at.exception
+
+    click()
+    (record,) = book.records()
+    assert [s.value for s in at.success] == [
+        f"Published and recorded: release {record.release_id}."
+    ]
+    charged = book.user_epsilons()
+    click()  # the same request: its record given back
+    assert len(book.records()) == 1 and (book.user_epsilons() == charged).all()
+    (again,) = at.success
+    assert again.value.startswith(f"Already recorded: release {record.release_id}")
+    assert "no one was charged again" in again.value
+    before = book.summary()
+    at.select_slider(key=ps.EPSILON).set_value(1.5).run()
+    click()
+    (err,) = at.error
+    assert "nothing was recorded" in err.value
+    assert book.summary() == before  # the ledger exactly as it was
+    assert not at.success  # no "Published and recorded" beside the refusal
+    (earlier,) = [i.value for i in at.info if "Earlier in this session" in i.value]
+    assert record.release_id in earlier and "recorded nothing" in earlier
