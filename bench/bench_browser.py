@@ -58,8 +58,10 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def streamlit_server(*, env: dict | None = None, timeout: float = 120.0) -> Iterator[tuple]:
-    """``streamlit run app.py`` on a free port; yields (url, seconds until healthy)."""
+def streamlit_server(
+    *, env: dict | None = None, timeout: float = 120.0, app: str = "app.py"
+) -> Iterator[tuple]:
+    """``streamlit run app.py`` (or ``app``) on a free port; yields (url, seconds until healthy)."""
     port = free_port()
     # As on a default Python install, the server's modules are compiled once and cached: a
     # machine that sets PYTHONDONTWRITEBYTECODE (this project's sandbox does) would otherwise
@@ -69,7 +71,7 @@ def streamlit_server(*, env: dict | None = None, timeout: float = 120.0) -> Iter
     log = tempfile.TemporaryFile()
     start = time.perf_counter()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
+        [sys.executable, "-m", "streamlit", "run", app, "--server.headless", "true",
          "--server.port", str(port), "--server.address", "127.0.0.1",
          "--browser.gatherUsageStats", "false"],
         cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, env=env,
@@ -210,8 +212,32 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--starts", type=int, default=5, help="fresh servers for the first map")
     parser.add_argument("--moves", type=int, default=12, help="moves per measured interaction")
     parser.add_argument("--ab", nargs=3, metavar=("NAME", "A", "B"), help="interleaved A/B")
+    parser.add_argument(
+        "--floor",
+        action="store_true",
+        help="first maps of the app and of a bare Streamlit page with one deck.gl map "
+        "(bench/floor_map_app.py), interleaved",
+    )
     args = parser.parse_args(argv)
     from playwright.sync_api import sync_playwright
+
+    if args.floor:
+        times: dict[str, list[float]] = {"app.py": [], "bench/floor_map_app.py": []}
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            try:
+                for i in range(args.starts + 1):
+                    for app, xs in times.items():
+                        with streamlit_server(app=app) as (url, _up):
+                            seconds = first_map(browser, url)
+                        if i:  # the first start of each fills caches
+                            xs.append(seconds)
+            finally:
+                browser.close()
+        for app, xs in times.items():
+            print(_line(f"first map after the server is up, {app}", [x * 1000 for x in xs], "ms"))
+        print(f"load average {', '.join(f'{x:.1f}' for x in os.getloadavg())}")
+        return 0
 
     if args.ab:
         name, *values = args.ab
