@@ -9,7 +9,9 @@ with :meth:`core.citywide.batch.HatBatch.from_summaries` and releases it with
 (:mod:`core.citywide.seeds`) makes a HAT's release depend on its own rows and the seed only. So
 the table equals the default engine's bit for bit (compared after sorting by hat). The executors
 write the releases as a Parquet or CSV dataset (a folder of parts, each sorted by hat); only
-their number comes back to the driver.
+their number comes back to the driver. They write into a hidden folder beside the target that
+replaces it only once the table is whole (:mod:`core.data.spark_staging`): a job that fails
+leaves the target as it was.
 
 Simulated releases only (``seed``): publishing records one ledger entry in a local SQLite file
 and charges every user in the same transaction that commits the release, a promise a job on
@@ -30,6 +32,7 @@ import pyarrow as pa
 from core.citywide.batch import HatBatch, release_all
 from core.data.spark import check_spark, job_error, session
 from core.data.spark_dataset import check_target, is_url, read_sidecar, spark_schema
+from core.data.spark_staging import staged_folder
 from core.data.summaries import check_values
 from core.errors import HexplorerError
 from core.mechanisms import MECHANISMS, get_mechanism, vectorised_names
@@ -57,6 +60,13 @@ RELEASE_SCHEMA = pa.schema(
 )
 
 __all__ = ["BATCH_ROWS", "RELEASE_SCHEMA", "release_all_spark"]
+
+
+def _left(dest: str, mode: str) -> str:
+    """What a failed job left at ``dest`` (:func:`~core.data.spark_staging.staged_folder`)."""
+    if mode == "errorifexists":
+        return f"Nothing was written to {dest!r}."
+    return f"{dest!r} was left as it was."
 
 
 def _stored_upper(spark: Any, source: str) -> float:
@@ -180,18 +190,21 @@ def release_all_spark(
             .groupBy("_batch")
             .applyInArrow(release, spark_schema(RELEASE_SCHEMA))
         )
-        writer = releases.sortWithinPartitions("hat").write.mode(mode)
-        if fmt == "parquet":
-            writer.option("compression", "zstd").parquet(dest)
-            written = spark.read.parquet(dest)
-        else:
-            writer.option("header", True).csv(dest)
-            written = spark.read.option("header", True).csv(dest)
-        hats = written.count()
-    except HexplorerError:
-        raise
+        with staged_folder(spark, dest) as staging:  # dest is replaced only by a whole table
+            writer = releases.sortWithinPartitions("hat").write.mode("errorifexists")
+            if fmt == "parquet":
+                writer.option("compression", "zstd").parquet(staging)
+                written = spark.read.parquet(staging)
+            else:
+                writer.option("header", True).csv(staging)
+                written = spark.read.option("header", True).csv(staging)
+            hats = written.count()
+    except HexplorerError as exc:
+        raise HexplorerError(f"{exc} {_left(dest, mode)}") from None
     except Exception as exc:  # Spark wraps worker errors (a HexplorerError too) in its own
-        raise HexplorerError(f"The Spark job failed: {job_error(exc)}") from None
+        raise HexplorerError(
+            f"The Spark job failed: {job_error(exc)} {_left(dest, mode)}"
+        ) from None
     return {
         "output": dest,
         "mechanism": name,

@@ -64,12 +64,12 @@ from core.data.spark_dataset import (
     SIDECAR,
     check_target,
     is_url,
-    remove_sidecar,
     sidecar_body,
     spark_schema,
     write_dataset,
     write_sidecar,
 )
+from core.data.spark_staging import staged_folder
 from core.errors import HexplorerError
 from core.params import check_positive_int
 
@@ -389,18 +389,29 @@ def prepare_spark(
             .agg(F.count(F.lit(1)).alias("m"), F.sum("s").alias("s"), F.sum("q").alias("q"))
         )
         n_parts = parts if parts is not None else max(1, -(-tally.records // PART_RECORDS))
-        remove_sidecar(spark, dest)
-        counts = write_dataset(agg, dest, shifts=shifts, config=config, parts=n_parts, mode=mode)
-    except HexplorerError:
-        raise
+        with staged_folder(spark, dest) as staging:  # dest replaced only by a whole dataset
+            counts = write_dataset(
+                agg, staging, shifts=shifts, config=config, parts=n_parts, mode="errorifexists"
+            )
+            report = tally.report(duplicates=tally.records - int(distinct), **counts)
+            write_sidecar(spark, staging, sidecar_body(config, columns, report, "spark"))
+    except HexplorerError as exc:
+        raise HexplorerError(f"{exc} {_left(dest, mode)}") from None
     except Exception as exc:  # Spark wraps reader and worker errors in its own exceptions
-        raise HexplorerError(f"The Spark job failed: {job_error(exc)}") from None
+        raise HexplorerError(
+            f"The Spark job failed: {job_error(exc)} {_left(dest, mode)}"
+        ) from None
     finally:
         if "out" in locals():
             out.unpersist()
-    report = tally.report(duplicates=tally.records - int(distinct), **counts)
-    write_sidecar(spark, dest, sidecar_body(config, columns, report, "spark"))
     return report
+
+
+def _left(dest: str, mode: str) -> str:
+    """What a failed run left at ``dest`` (:func:`~core.data.spark_staging.staged_folder`)."""
+    if mode == "errorifexists":
+        return f"Nothing was written to {dest!r}."
+    return f"{dest!r} was left as it was."
 
 
 def _spelling_rows(pairs: pl.DataFrame) -> pa.RecordBatch:

@@ -131,17 +131,6 @@ def write_sidecar(spark: Any, target: str, body: dict[str, Any]) -> None:
     os.replace(staged, final)
 
 
-def remove_sidecar(spark: Any, target: str) -> None:
-    """Delete an old sidecar before the parts are rewritten (so a failed write leaves a folder
-    that is not a dataset, never an old sidecar over new parts)."""
-    if is_url(target):
-        fs, path = _hadoop(spark, _join(target, SIDECAR))
-        if fs.exists(path):
-            fs.delete(path, False)
-    else:
-        (Path(target) / SIDECAR).unlink(missing_ok=True)
-
-
 def read_sidecar(spark: Any, source: str) -> dict[str, Any]:
     """The parsed sidecar of a summaries dataset (a local folder or a URL), checked: one-line
     :class:`HexplorerError` when it is missing (an interrupted write), or not ours."""

@@ -415,6 +415,56 @@ def _refusals(spark, tmp_path):
     assert not list(tmp_path.glob("r.parquet/part-*"))
 
 
+def _files(folder: Path) -> dict[str, bytes]:
+    return {str(f.relative_to(folder)): f.read_bytes() for f in folder.rglob("*") if f.is_file()}
+
+
+def _failed_jobs_leave_the_target(spark, tmp_path):
+    """A job that fails leaves its target as it was: absent (no ``_temporary``, no hidden
+    staging folder), or an earlier release or dataset intact even with overwrite (Spark's
+    overwrite deletes first; the staged write replaces the folder only once it is whole)."""
+    import shutil
+
+    from core.citywide.spark_release import release_all_spark
+
+    dataset, _ = _fleet_dataset(spark, tmp_path)
+    bad = tmp_path / "bad"  # values no preparation gives: the executors refuse them mid-job
+    shutil.copytree(dataset, bad)
+    part = sorted(bad.glob("part-*.parquet"))[0]
+    table = pq.read_table(part)
+    pq.write_table(table.set_column(4, "m", pa.array([-1] * table.num_rows, pa.int64())), part)
+    for crc in bad.glob(".*.crc"):
+        crc.unlink()
+    run = dict(spark=spark, seed=1)
+    fresh = tmp_path / "fresh.parquet"
+    with pytest.raises(HexplorerError, match="job failed: .* Nothing was written to"):
+        release_all_spark(bad, fresh, "baseline", 1.0, **run)
+    assert not fresh.exists()
+    kept = tmp_path / "kept.parquet"
+    release_all_spark(dataset, kept, "baseline", 1.0, **run)
+    before = _files(kept)
+    with pytest.raises(HexplorerError, match="job failed: .*kept.parquet' was left as it was"):
+        release_all_spark(bad, kept, "baseline", 1.0, overwrite=True, **run)
+    assert _files(kept) == before
+    release_all_spark(dataset, kept, "baseline", 2.0, overwrite=True, **run)  # replaced whole
+    assert _files(kept) != before and (kept / "_SUCCESS").exists()
+
+    src, _ = _fleet(tmp_path)  # a dataset's rewrite that fails at its last step, the sidecar
+    again = tmp_path / "again"
+    shutil.copytree(dataset, again)
+    before = _files(again)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr("core.data.spark.write_sidecar", _fail_sidecar)
+        with pytest.raises(HexplorerError, match="disk full.*again' was left as it was"):
+            prepare_spark(src, again, config=PrepConfig(resolution=8), spark=spark, overwrite=True)
+    assert _files(again) == before
+    assert not [f.name for f in tmp_path.iterdir() if f.name.startswith(".")]
+
+
+def _fail_sidecar(*args, **kwargs):
+    raise OSError("disk full")
+
+
 CASES: dict[str, Callable] = {
     "dirty parquet": lambda s, p: _test_data(s, p, "parquet"),
     "dirty csv": lambda s, p: _test_data(s, p, "csv"),
@@ -432,6 +482,7 @@ CASES: dict[str, Callable] = {
     "the default engine reads it": _default_engine_reads_it,
     "a URL target": _url_target,
     "refusals": _refusals,
+    "a failed job leaves the target as it was": _failed_jobs_leave_the_target,
 }
 
 
