@@ -10,7 +10,7 @@ with :meth:`core.citywide.batch.HatBatch.from_summaries` and releases it with
 the table equals the default engine's bit for bit (compared after sorting by hat). The executors
 write the releases as a Parquet or CSV dataset (a folder of parts, each sorted by hat); only
 their number comes back to the driver. They write into a hidden folder beside the target that
-replaces it only once the table is whole (:mod:`core.data.spark_staging`): a job that fails
+replaces it only once the table is whole (:mod:`core.data.staging`): a job that fails
 leaves the target as it was.
 
 Simulated releases only (``seed``): publishing records one ledger entry in a local SQLite file
@@ -32,7 +32,7 @@ import pyarrow as pa
 from core.citywide.batch import HatBatch, release_all
 from core.data.spark import check_spark, job_error, session
 from core.data.spark_dataset import check_target, is_url, read_sidecar, spark_schema
-from core.data.spark_staging import staged_folder
+from core.data.staging import staged_folder
 from core.data.summaries import check_values
 from core.errors import HexplorerError
 from core.mechanisms import MECHANISMS, get_mechanism, vectorised_names
@@ -63,7 +63,7 @@ __all__ = ["BATCH_ROWS", "RELEASE_SCHEMA", "release_all_spark"]
 
 
 def _left(dest: str, mode: str) -> str:
-    """What a failed job left at ``dest`` (:func:`~core.data.spark_staging.staged_folder`)."""
+    """What a failed job left at ``dest`` (:func:`~core.data.staging.staged_folder`)."""
     if mode == "errorifexists":
         return f"Nothing was written to {dest!r}."
     return f"{dest!r} was left as it was."

@@ -44,6 +44,7 @@ __all__ = [
     "LAYOUT",
     "SIDECAR",
     "DatasetWriter",
+    "check_replaceable",
     "dataset_pieces",
     "looks_like_dataset",
     "part_files",
@@ -188,33 +189,39 @@ def parts_ascending(folder: str | os.PathLike) -> bool:
     return True
 
 
+def check_replaceable(folder: str | os.PathLike, *, force: bool) -> None:
+    """Refuse, before any work, a dataset target that may not be written: a file, a folder that
+    is not empty without ``force``, or one that holds other files than a dataset's (one-line
+    :class:`HexplorerError`). Deletes nothing: the new dataset replaces the folder only once it
+    is whole (:func:`core.data.staging.staged_folder`)."""
+    folder = Path(folder)
+    if folder.exists() and not folder.is_dir():
+        raise HexplorerError(f"'{folder}' exists and is not a folder.")
+    if not folder.absolute().parent.is_dir():
+        raise HexplorerError(f"Folder '{folder.absolute().parent}' does not exist.")
+    old = [p for p in folder.iterdir() if not p.name.startswith(".")] if folder.exists() else []
+    if not old:
+        return
+    if not force:
+        raise HexplorerError(f"'{folder}' is not empty; pass --force to replace a dataset in it.")
+    stale = [p for p in old if p.name != SIDECAR and not _is_part(p)]
+    if stale:
+        raise HexplorerError(
+            f"'{folder}' holds other files ({stale[0].name}); name an empty folder."
+        )
+
+
 class DatasetWriter:
     """Writes a dataset folder: parts first, the sidecar last (:meth:`finish`).
 
-    The folder must not exist or be empty (``force`` clears a previous dataset's parts and
-    sidecar first). Parts are numbered in the order they are written.
+    The folder must not exist or be empty (to replace a dataset, write a fresh folder with
+    :func:`core.data.staging.staged_folder`). Parts are numbered in the order they are written.
     """
 
-    def __init__(self, folder: str | os.PathLike, *, force: bool = False) -> None:
+    def __init__(self, folder: str | os.PathLike) -> None:
         self.folder = Path(folder)
-        if self.folder.exists() and not self.folder.is_dir():
-            raise HexplorerError(f"'{self.folder}' exists and is not a folder.")
+        check_replaceable(self.folder, force=False)
         self.folder.mkdir(parents=False, exist_ok=True)
-        old = [p for p in self.folder.iterdir() if not p.name.startswith(".")]
-        if old:
-            if not force:
-                raise HexplorerError(
-                    f"'{self.folder}' is not empty; pass --force to replace a dataset in it."
-                )
-            stale = [p for p in old if p.name != SIDECAR and not _is_part(p)]
-            if stale:
-                raise HexplorerError(
-                    f"'{self.folder}' holds other files ({stale[0].name}); name an empty folder."
-                )
-            (self.folder / SIDECAR).unlink(missing_ok=True)  # first: no half-valid dataset
-            for p in old:
-                if _is_part(p):
-                    p.unlink()
         self.parts = 0
 
     def write_part(self, tables: Iterator[pa.Table] | list[pa.Table], schema: pa.Schema) -> Path:

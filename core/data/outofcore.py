@@ -41,9 +41,9 @@ import pyarrow.parquet as pq
 
 from core.data.aggregation import aggregate_fixed, fixed_shifts, from_fixed, label_table, labels_for
 from core.data.config import ColumnMap, PrepConfig
-from core.data.dataset import DatasetWriter
+from core.data.dataset import DatasetWriter, check_replaceable
 from core.data.prepare import DEFAULT_COLUMNS, DEFAULT_CONFIG, PrepReport, Tally, clean_records
-from core.data.staging import staged
+from core.data.staging import staged, staged_folder
 from core.data.stream import (
     DEFAULT_BATCH_ROWS,
     WRITE_ROWS,
@@ -332,9 +332,9 @@ def prepare_out_of_core(
     make = batches(source, columns, batch_rows)
     n_buckets = buckets or min(512, max(1, math.ceil(_estimated_rows(source) / BUCKET_RECORDS)))
     target = Path(target)
-    writer = DatasetWriter(target, force=force) if layout == "dataset" else None
-    spill_root = target if layout == "dataset" else target.parent
-    folder = Path(tempfile.mkdtemp(prefix=".hexplorer-prepare-", dir=spill_root))
+    if layout == "dataset":
+        check_replaceable(target, force=force)  # before any work; replaced only when whole
+    folder = Path(tempfile.mkdtemp(prefix=".hexplorer-prepare-", dir=target.parent))
     clock = _Clock(timings)
     try:
         try:
@@ -346,10 +346,12 @@ def prepare_out_of_core(
         report = tally.report(duplicates=hashes.duplicates(), **counts)
         clock.tick("repeated rows")
         parts = _ranges(sums, hats, part_rows)
-        if writer is not None:
-            for part in parts:
-                writer.write_part(_row_groups(part, config), SCHEMA)
-            writer.finish(metadata_body(config, columns, report, engine))
+        if layout == "dataset":
+            with staged_folder(None, str(target)) as staging:
+                writer = DatasetWriter(staging)
+                for part in parts:
+                    writer.write_part(_row_groups(part, config), SCHEMA)
+                writer.finish(metadata_body(config, columns, report, engine))
         else:
             _write_file(parts, target, config, metadata(config, columns, report, engine))
         clock.tick("write")

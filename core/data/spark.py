@@ -69,7 +69,7 @@ from core.data.spark_dataset import (
     write_dataset,
     write_sidecar,
 )
-from core.data.spark_staging import staged_folder
+from core.data.staging import staged_folder
 from core.errors import HexplorerError
 from core.params import check_positive_int
 
@@ -408,7 +408,7 @@ def prepare_spark(
 
 
 def _left(dest: str, mode: str) -> str:
-    """What a failed run left at ``dest`` (:func:`~core.data.spark_staging.staged_folder`)."""
+    """What a failed run left at ``dest`` (:func:`~core.data.staging.staged_folder`)."""
     if mode == "errorifexists":
         return f"Nothing was written to {dest!r}."
     return f"{dest!r} was left as it was."

@@ -80,3 +80,23 @@ def test_sigterm_while_writing_keeps_the_earlier_summaries_file(tmp_path):
     assert done.returncode == 143, (done.returncode, done.stderr)
     assert hashlib.sha256(target.read_bytes()).hexdigest() == before  # not half overwritten
     assert sorted(p.name for p in out.iterdir()) == ["s.parquet"]  # no partial file left
+
+
+def _digests(folder: Path) -> dict[str, str]:
+    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(folder.iterdir())}
+
+
+def test_sigterm_while_writing_keeps_the_earlier_dataset(tmp_path):
+    raw, out = _raw(tmp_path), tmp_path / "out"
+    out.mkdir()
+    target = out / "s"
+    argv = [str(raw), "--output", str(target), "--layout", "dataset"]
+    assert _prepare(None, *argv).returncode == 0
+    before = _digests(target)
+    assert len(before) >= 2  # parts and the sidecar
+    done = _prepare("_row_groups", *argv, "--force")
+    assert done.returncode == 143, (done.returncode, done.stderr)
+    assert _digests(target) == before  # its parts were not deleted before the new ones were whole
+    assert sorted(p.name for p in out.iterdir()) == ["s"]  # no staging or spill folder left
+    assert _prepare(None, *argv, "--force").returncode == 0  # and --force still replaces it
+    assert _digests(target) == before  # the same input gives the same bytes
