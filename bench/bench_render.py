@@ -16,6 +16,11 @@ navigation until the page is idle with its charts drawn, then for one step until
   render until its chart is drawn; the step is one stop of its ε slider (steps 1, 4, 5, 6; the
   m_UB slider on step 3; step 2 has no slider and reports no step).
 
+* **the floor** (``--pages floor,floor-map``): the same first render and ε step on a bare
+  Streamlit page with One hexagon's ε slider and its captions (``bench/floor_app.py``), and the
+  first render of a bare page with one deck.gl map of seven hexagons (``bench/floor_map_app.py``),
+  each on its own server: what Streamlit and deck.gl cost before any of this project's code.
+
 Issue 31's targets: first render ≤ 1 s of main-thread time, a step ≤ 150 ms; for the Map, the
 error map's step ≤ 150 ms. Each "idle" wait adds a fixed pause (plotly's and deck.gl's last
 frames), which costs no main-thread time. Numbers on a machine shared with other work are noisy:
@@ -25,6 +30,7 @@ the load average (``uptime``) is printed with them.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import statistics
 import sys
@@ -45,7 +51,8 @@ from browser_server import (  # noqa: E402
 )
 
 METRICS = ("TaskDuration", "ScriptDuration", "LayoutDuration", "RecalcStyleDuration")
-PAGES = ("hexagon", "map", "course")
+PAGES = ("hexagon", "map", "course", "floor", "floor-map")
+APPS = {"floor": "bench/floor_app.py", "floor-map": "bench/floor_map_app.py"}  # else app.py
 FIRST_TARGET_S, STEP_TARGET_MS = 1.0, 150.0
 SLIDER_OF_STEP = {1: "Privacy loss ε", 3: "m_UB", 4: "Privacy loss ε", 5: "Privacy loss ε",
                   6: "Privacy loss ε"}  # fmt: skip
@@ -113,6 +120,30 @@ def _map(page, cdp, url: str) -> dict[str, dict[str, float]]:
     return out
 
 
+def _floor(page, cdp, url: str) -> dict[str, dict[str, float]]:
+    """The bare Streamlit page (``bench/floor_app.py``): One hexagon's ε slider, no charts."""
+
+    def first() -> None:
+        page.goto(f"{url}/", wait_until="domcontentloaded")
+        page.get_by_text("Worst-case error against ε").wait_for(state="visible")
+        _settle(page)
+
+    out = {"first render": _measured(cdp, first)}
+    out["ε step"] = _measured(cdp, lambda: _slider_step(page, "Privacy loss ε"))
+    return out
+
+
+def _floor_map(page, cdp, url: str) -> dict[str, dict[str, float]]:
+    """The bare Streamlit page with one deck.gl map (``bench/floor_map_app.py``)."""
+
+    def first() -> None:
+        page.goto(f"{url}/", wait_until="domcontentloaded")
+        page.locator(f"{DECK} canvas").first.wait_for(state="visible")
+        _settle(page)
+
+    return {"first render": _measured(cdp, first)}
+
+
 def _course(step: int) -> Callable:
     def run(page, cdp, url: str) -> dict[str, dict[str, float]]:
         def first() -> None:
@@ -167,7 +198,11 @@ def line(name: str, runs: list[dict[str, dict[str, float]]]) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--starts", type=int, default=3)
-    parser.add_argument("--pages", default=",".join(PAGES), help="any of hexagon,map,course")
+    parser.add_argument(
+        "--pages",
+        default="hexagon,map,course",
+        help="any of hexagon,map,course and floor,floor-map (bare Streamlit pages: the floor)",
+    )
     parser.add_argument("--course-step", type=int, default=4, choices=range(1, 7))
     args = parser.parse_args(argv)
     pages = [p.strip() for p in args.pages.split(",") if p.strip()]
@@ -176,17 +211,28 @@ def main(argv: list[str] | None = None) -> int:
     if not CHROMIUM.exists():
         print(f"Chromium not found at {CHROMIUM}", file=sys.stderr)
         return 2
-    runners = {"hexagon": _hexagon, "map": _map, "course": _course(args.course_step)}
+    runners = {"hexagon": _hexagon, "map": _map, "course": _course(args.course_step),
+               "floor": _floor, "floor-map": _floor_map}  # fmt: skip
     names = {
         "hexagon": "One hexagon",
         "map": "Map",
         "course": f"Course step {args.course_step}",
+        "floor": "Floor: a bare Streamlit page with the ε slider",
+        "floor-map": "Floor: a bare Streamlit page with one deck.gl map",
     }
     runs: dict[str, list] = {p: [] for p in pages}
-    with streamlit_server(ROOT / "test-artifacts" / "bench-render.log") as url:
+    with contextlib.ExitStack() as stack:
+        urls = {
+            app: stack.enter_context(
+                streamlit_server(
+                    ROOT / "test-artifacts" / f"bench-render-{Path(app).stem}.log", app=app
+                )
+            )
+            for app in sorted({APPS.get(p, "app.py") for p in pages})
+        }
         for i in range(args.starts):
             for p in pages:  # interleaved: the machine's drift falls on every page
-                runs[p].append(one_start(url, runners[p]))
+                runs[p].append(one_start(urls[APPS.get(p, "app.py")], runners[p]))
                 print(f"start {i + 1} {line(names[p], runs[p][-1:])}", flush=True)
     load = os.getloadavg()
     print(

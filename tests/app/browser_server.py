@@ -62,9 +62,10 @@ def unavailable(reason: str) -> None:
 
 @contextmanager
 def streamlit_server(
-    log_path: Path, *, env: dict[str, str] | None = None, timeout: float = 90
+    log_path: Path, *, env: dict[str, str] | None = None, timeout: float = 90, app: str = "app.py"
 ) -> Iterator[str]:
-    """Run the app on a free loopback port (with ``env`` if given); yield its URL; stop it."""
+    """Run the app (or ``app``) on a free loopback port (with ``env`` if given); yield its URL;
+    stop it."""
     port = free_port()
     log_path.parent.mkdir(parents=True, exist_ok=True)
     with open(log_path, "w") as log:
@@ -74,7 +75,7 @@ def streamlit_server(
                 "-m",
                 "streamlit",
                 "run",
-                "app.py",
+                app,
                 "--server.headless",
                 "true",
                 "--server.port",
