@@ -104,7 +104,8 @@ def view(spec: DataSpec) -> None:
                 st.caption(f"m_UB = {h.m_min}: every {units.user} has the same count.")
             # The hexagon-hour below the two sliders: at a 1280×720 window (viewport 1280×633,
             # under the ten pages' navigation) ε and m_UB stay on screen with the two charts.
-            ss[state.HAT_PICK] = hat
+            if ss.get(state.HAT_PICK) != hat:  # set only on a change: a set value is a one-shot
+                ss[state.HAT_PICK] = hat  # effect that makes the browser rebuild the selectbox
             st.selectbox(
                 f"{g.plain('hat', units)} (busiest first; any other on the Map page)",
                 options=list(rows),
