@@ -1,6 +1,7 @@
 """What a person feels, measured in a real browser (Playwright + Debian's Chromium).
 
-Run by hand: ``python bench/bench_browser.py [--starts 5] [--moves 10]``. Targets (issue 7):
+Run by hand: ``python bench/bench_browser.py [--starts 5] [--moves 10] [--hexagon-only]``
+(``--hexagon-only``: One hexagon's ε step alone, on a fresh server). Targets (issue 7):
 
 * first map: from the server answering its health check to the Map's hexagons drawn on the demo
   city, at most 3 s (median over ``--starts`` fresh servers; the demo city's summaries come from
@@ -188,6 +189,18 @@ def epsilon_moves(page, n: int) -> list[float]:
     return times
 
 
+def hexagon_steps(browser, n: int) -> list[float]:
+    """``n`` ε steps on One hexagon, opened directly on a fresh server (:func:`epsilon_moves`,
+    after four unmeasured steps that fill the ε stops' caches)."""
+    with streamlit_server() as (url, _up):
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        page.goto(f"{url}/one_hexagon")
+        page.get_by_text("at ε = ").first.wait_for(timeout=120_000)  # the distribution
+        wait_idle(page)
+        epsilon_moves(page, 4)
+        return epsilon_moves(page, n)
+
+
 def first_map_ab(browser, name: str, values: list[str], pairs: int) -> dict[str, list[float]]:
     """Seconds to the first map with ``name`` set to each of ``values``, interleaved."""
     with streamlit_server() as (url, _up):
@@ -217,6 +230,9 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="first maps of the app and of a bare Streamlit page with one deck.gl map "
         "(bench/floor_map_app.py), interleaved",
+    )
+    parser.add_argument(
+        "--hexagon-only", action="store_true", help="only One hexagon's ε step (no Map parts)"
     )
     args = parser.parse_args(argv)
     from playwright.sync_api import sync_playwright
@@ -251,6 +267,19 @@ def main(argv: list[str] | None = None) -> int:
                 browser.close()
         for value, xs in times.items():
             print(_line(f"first map, {name}={value!r}", [x * 1000 for x in xs], "ms"))
+        return 0
+
+    if args.hexagon_only:
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(
+                executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True
+            )
+            try:
+                eps = hexagon_steps(browser, args.moves)
+            finally:
+                browser.close()
+        print(_line("One hexagon: ε-slider step until idle", eps, "ms"))
+        print(f"load average {os.getloadavg()[0]:.1f} / {os.getloadavg()[1]:.1f}")
         return 0
 
     firsts, ups = [], []

@@ -1,8 +1,8 @@
 """The browser's share of a page: Chromium main-thread time of its first render and of one step.
 
 Run by hand (not in CI): ``python bench/bench_render.py [--starts 3] [--pages hexagon,map,course]
-[--course-step 4]``. Starts the app (``tests/app/browser_server.py``) once, then per start and
-page a fresh Chromium (headless, 1280×720, so a fresh session and no code cache) opens the page
+[--course-step 4] [--react]``. Starts the app (``tests/app/browser_server.py``) once, then per
+start and page a fresh Chromium (headless, 1280×720, so a fresh session and no code cache) opens the page
 and reads the DevTools protocol's ``Performance.getMetrics`` through a CDP session:
 ``TaskDuration`` (every main-thread task) and ``ScriptDuration`` (JavaScript), in seconds, from
 navigation until the page is idle with its charts drawn, then for one step until idle again:
@@ -20,6 +20,9 @@ navigation until the page is idle with its charts drawn, then for one step until
   Streamlit page with One hexagon's ε slider and its captions (``bench/floor_app.py``), and the
   first render of a bare page with one deck.gl map of seven hexagons (``bench/floor_map_app.py``),
   each on its own server: what Streamlit and deck.gl cost before any of this project's code.
+
+``--react`` adds, per measured part, React's commits and component renders (:data:`REACT_HOOK`):
+the work Streamlit's page does, counted rather than timed, so comparable under any load.
 
 Issue 31's targets: first render ≤ 1 s of main-thread time, a step ≤ 150 ms; for the Map, the
 error map's step ≤ 150 ms. Each "idle" wait adds a fixed pause (plotly's and deck.gl's last
@@ -58,13 +61,49 @@ SLIDER_OF_STEP = {1: "Privacy loss ε", 3: "m_UB", 4: "Privacy loss ε", 5: "Pri
                   6: "Privacy loss ε"}  # fmt: skip
 
 
-def _metrics(cdp) -> dict[str, float]:
+REACT_HOOK = """(() => {
+  const count = {commits: 0, renders: 0};
+  const seen = new WeakMap();  // a component's props at the last commit (either fiber of it)
+  window.__hexplorerReact = count;
+  window.__REACT_DEVTOOLS_GLOBAL_HOOK__ = {
+    supportsFiber: true, renderers: new Map(), isDisabled: false,
+    inject() { return 1; }, checkDCE() {}, onCommitFiberUnmount() {}, onPostCommitFiberRoot() {},
+    onCommitFiberRoot(id, root) {
+      count.commits++;
+      const stack = [root.current];
+      while (stack.length) {
+        const f = stack.pop();
+        if (typeof f.type === "function" || (f.type && typeof f.type === "object")) {
+          let prev = seen.get(f);
+          if (prev === undefined && f.alternate) prev = seen.get(f.alternate);
+          if (prev !== f.memoizedProps) count.renders++;  // rendered again (or mounted)
+          seen.set(f, f.memoizedProps);
+          if (f.alternate) seen.set(f.alternate, f.memoizedProps);
+        }
+        if (f.child) stack.push(f.child);
+        if (f.sibling) stack.push(f.sibling);
+      }
+    },
+  };
+})()"""
+"""``--react``: counts React's commits and the components each one rendered (a component whose
+props object changed since the last commit), through the hook React offers its developer tools.
+Unlike main-thread time these counts do not depend on the machine's load; walking the tree on
+every commit costs time, so the times of a ``--react`` run are not comparable to the others."""
+_react = False
+
+
+def _metrics(cdp, page=None) -> dict[str, float]:
     got = {m["name"]: m["value"] for m in cdp.send("Performance.getMetrics")["metrics"]}
-    return {k: float(got.get(k, 0.0)) for k in METRICS}
+    out = {k: float(got.get(k, 0.0)) for k in METRICS}
+    if _react and page is not None:
+        counts = page.evaluate("() => window.__hexplorerReact || {commits: 0, renders: 0}")
+        out["commits"], out["renders"] = float(counts["commits"]), float(counts["renders"])
+    return out
 
 
 def _delta(after: dict[str, float], before: dict[str, float]) -> dict[str, float]:
-    return {k: after[k] - before[k] for k in METRICS}
+    return {k: after[k] - before[k] for k in after}
 
 
 def _settle(page, ms: int = 1000) -> None:
@@ -81,10 +120,10 @@ def _slider_step(page, label: str) -> None:
     _settle(page, 500)
 
 
-def _measured(cdp, action: Callable[[], None]) -> dict[str, float]:
-    before = _metrics(cdp)
+def _measured(page, cdp, action: Callable[[], None]) -> dict[str, float]:
+    before = _metrics(cdp, page)
     action()
-    return _delta(_metrics(cdp), before)
+    return _delta(_metrics(cdp, page), before)
 
 
 def _hexagon(page, cdp, url: str) -> dict[str, dict[str, float]]:
@@ -93,8 +132,8 @@ def _hexagon(page, cdp, url: str) -> dict[str, dict[str, float]]:
         page.locator(CHART).filter(has_text="Where releases").wait_for(state="visible")
         _settle(page)
 
-    out = {"first render": _measured(cdp, first)}
-    out["ε step"] = _measured(cdp, lambda: _slider_step(page, "Privacy loss ε"))
+    out = {"first render": _measured(page, cdp, first)}
+    out["ε step"] = _measured(page, cdp, lambda: _slider_step(page, "Privacy loss ε"))
     return out
 
 
@@ -114,9 +153,9 @@ def _map(page, cdp, url: str) -> dict[str, dict[str, float]]:
         )
         _settle(page)
 
-    out = {"first render": _measured(cdp, first)}
-    out["error map shown"] = _measured(cdp, error_map)
-    out["error-map ε step"] = _measured(cdp, lambda: _slider_step(page, ERROR_SLIDER))
+    out = {"first render": _measured(page, cdp, first)}
+    out["error map shown"] = _measured(page, cdp, error_map)
+    out["error-map ε step"] = _measured(page, cdp, lambda: _slider_step(page, ERROR_SLIDER))
     return out
 
 
@@ -128,8 +167,8 @@ def _floor(page, cdp, url: str) -> dict[str, dict[str, float]]:
         page.get_by_text("Worst-case error against ε").wait_for(state="visible")
         _settle(page)
 
-    out = {"first render": _measured(cdp, first)}
-    out["ε step"] = _measured(cdp, lambda: _slider_step(page, "Privacy loss ε"))
+    out = {"first render": _measured(page, cdp, first)}
+    out["ε step"] = _measured(page, cdp, lambda: _slider_step(page, "Privacy loss ε"))
     return out
 
 
@@ -141,7 +180,7 @@ def _floor_map(page, cdp, url: str) -> dict[str, dict[str, float]]:
         page.locator(f"{DECK} canvas").first.wait_for(state="visible")
         _settle(page)
 
-    return {"first render": _measured(cdp, first)}
+    return {"first render": _measured(page, cdp, first)}
 
 
 def _course(step: int) -> Callable:
@@ -155,9 +194,9 @@ def _course(step: int) -> Callable:
                 )
             _settle(page)
 
-        out = {"first render": _measured(cdp, first)}
+        out = {"first render": _measured(page, cdp, first)}
         if step in SLIDER_OF_STEP:
-            out["step"] = _measured(cdp, lambda: _slider_step(page, SLIDER_OF_STEP[step]))
+            out["step"] = _measured(page, cdp, lambda: _slider_step(page, SLIDER_OF_STEP[step]))
         return out
 
     return run
@@ -171,6 +210,8 @@ def one_start(url: str, run: Callable) -> dict[str, dict[str, float]]:
         browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
         try:
             page = browser.new_page(viewport={"width": 1280, "height": 720})
+            if _react:
+                page.add_init_script(REACT_HOOK)
             page.set_default_timeout(300_000)
             cdp = page.context.new_cdp_session(page)
             cdp.send("Performance.enable", {"timeDomain": "threadTicks"})
@@ -191,7 +232,12 @@ def line(name: str, runs: list[dict[str, dict[str, float]]]) -> str:
         script = statistics.median(r[what]["ScriptDuration"] for r in runs)
         target = FIRST_TARGET_S if what == "first render" else STEP_TARGET_MS / 1000
         mark = "" if what == "error map shown" else (" ✓" if task <= target else " ✗")
-        parts.append(f"{what} {_ms(task)} (script {_ms(script)}){mark}")
+        react = ""
+        if "commits" in runs[0][what]:
+            commits = statistics.median(r[what]["commits"] for r in runs)
+            renders = statistics.median(r[what]["renders"] for r in runs)
+            react = f", {commits:.0f} React commits, {renders:,.0f} component renders"
+        parts.append(f"{what} {_ms(task)} (script {_ms(script)}{react}){mark}")
     return f"{name}: " + "; ".join(parts)
 
 
@@ -204,7 +250,12 @@ def main(argv: list[str] | None = None) -> int:
         help="any of hexagon,map,course and floor,floor-map (bare Streamlit pages: the floor)",
     )
     parser.add_argument("--course-step", type=int, default=4, choices=range(1, 7))
+    parser.add_argument(
+        "--react", action="store_true", help="also count React commits and component renders"
+    )
     args = parser.parse_args(argv)
+    global _react
+    _react = args.react
     pages = [p.strip() for p in args.pages.split(",") if p.strip()]
     if unknown := set(pages) - set(PAGES):
         parser.error(f"unknown page(s): {', '.join(sorted(unknown))}")

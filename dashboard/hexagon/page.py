@@ -57,7 +57,6 @@ def view(spec: DataSpec) -> None:
     hat = current_hat(spec)
     rows = hx.hat_options(spec, hat, MAX_HAT_OPTIONS)  # the busiest; any other: Map page
     eps = hs.init_epsilon()
-    panels.compact_top()
     presenter = bool(ss[hs.PRESENTER]) or ui.presenting()  # the toggle, or the deck's
     font = PRESENTER_FONT if presenter else None
 
@@ -105,7 +104,8 @@ def view(spec: DataSpec) -> None:
                 st.caption(f"m_UB = {h.m_min}: every {units.user} has the same count.")
             # The hexagon-hour below the two sliders: at a 1280×720 window (viewport 1280×633,
             # under the ten pages' navigation) ε and m_UB stay on screen with the two charts.
-            ss[state.HAT_PICK] = hat
+            if ss.get(state.HAT_PICK) != hat:  # set only on a change: a set value is a one-shot
+                ss[state.HAT_PICK] = hat  # effect that makes the browser rebuild the selectbox
             st.selectbox(
                 f"{g.plain('hat', units)} (busiest first; any other on the Map page)",
                 options=list(rows),
@@ -154,9 +154,6 @@ def view(spec: DataSpec) -> None:
 
         for note in readouts.degenerate_notes(m_min=h.m_min, m_max=h.m_max, units=units):
             st.info(note, icon=":material/info:")
-        # (issue 9: "copy link", "report" and "code for this view" go in this row.)
-        actions = st.container(key="hexagon_actions")  # noqa: F841 (kept for those controls)
-
         if not chosen:
             st.info("Choose at least one mechanism in the sidebar.")
             return
@@ -301,5 +298,6 @@ def view(spec: DataSpec) -> None:
     url.write()  # a fragment rerun skips app.py's write: keep the URL on the view shown
 
 
+panels.compact_top()  # style only: drawn once per full run, not re-sent on every ε step
 panels.settings(spec, settings_box)
 view(spec)

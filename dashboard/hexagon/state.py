@@ -64,13 +64,20 @@ def clamp_epsilon(value: float) -> float:
     return float(min(max(float(value), EPSILON_MIN), EPSILON_MAX))
 
 
+def _put(key: str, value: float) -> None:
+    """``session_state[key] = value`` only when it differs: a widget's value set from code is a
+    one-shot effect the browser applies by rebuilding that widget (Streamlit does not reuse the
+    element), on every ε step for nothing when the value is the one it already shows."""
+    ss = st.session_state
+    if key not in ss or ss[key] != value:
+        ss[key] = value
+
+
 def set_epsilon(value: float) -> None:
     """Make ``value`` the ε of every view (use from callbacks, before the widgets are drawn)."""
-    ss = st.session_state
     eps = clamp_epsilon(value)
-    ss[state.EPSILON] = eps
-    ss[EPSILON_SLIDER] = eps
-    ss[EPSILON_EXACT] = eps
+    for key in (state.EPSILON, EPSILON_SLIDER, EPSILON_EXACT):
+        _put(key, eps)
 
 
 def on_slider() -> None:
@@ -95,7 +102,6 @@ def init_epsilon() -> float:
         eps = clamp_epsilon(float(raw)) if raw is not None else 1.0
     except (TypeError, ValueError):
         eps = 1.0
-    ss[state.EPSILON] = eps
-    ss[EPSILON_SLIDER] = eps
-    ss[EPSILON_EXACT] = eps
+    for key in (state.EPSILON, EPSILON_SLIDER, EPSILON_EXACT):
+        _put(key, eps)
     return eps

@@ -234,6 +234,24 @@ def test_typed_epsilon_is_exact_everywhere(oracle):
     assert at.number_input(key=hs.EPSILON_EXACT).value == 0.57
 
 
+def test_an_epsilon_step_sets_no_widget_value_it_already_shows(oracle):
+    """A widget whose value the page sets from code is rebuilt by the browser (a one-shot
+    effect: Streamlit does not reuse the element), about 380 component renders for the HAT
+    picker on every ε step (``bench/bench_render.py --react``). The page sets only what moved:
+    the exact-ε box follows the slider; the slider and the HAT picker keep their values."""
+    at = _app()
+    at.select_slider(key=hs.EPSILON_SLIDER).set_value(0.3).run()
+    _ok(at)
+    assert at.number_input(key=hs.EPSILON_EXACT).proto.set_value  # it moved: set from code
+    assert not at.select_slider(key=hs.EPSILON_SLIDER).proto.set_value
+    assert not at.selectbox(key=state.HAT_PICK).proto.set_value
+    assert at.selectbox(key=state.HAT_PICK).value == at.session_state[state.HAT]
+    at.number_input(key=hs.EPSILON_EXACT).set_value(0.5423).run()  # typed: the slider follows
+    _ok(at)
+    assert at.select_slider(key=hs.EPSILON_SLIDER).proto.set_value
+    assert at.select_slider(key=hs.EPSILON_SLIDER).value == 0.5423
+
+
 def test_slider_reaches_every_two_digit_epsilon():
     wanted = {round(k * 10.0**e, 6) for e in (-3, -2, -1) for k in range(10, 100)} | {10.0}
     assert {round(v, 6) for v in hs.EPSILON_STOPS} == wanted
