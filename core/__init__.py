@@ -9,7 +9,22 @@ file -> prepared records -> per-HAT user summaries (:mod:`core.data`) -> groupin
 See ``SPEC.md`` (shipped with the project's design notes) for every formula.
 """
 
+from typing import TYPE_CHECKING, Any
+
 from core.errors import HexplorerError, NotApplicableError
-from core.hat import HatData
+
+if TYPE_CHECKING:
+    from core.hat import HatData
 
 __all__ = ["HatData", "HexplorerError", "NotApplicableError"]
+
+
+def __getattr__(name: str) -> Any:
+    """``HatData`` is imported when first asked for (PEP 562): importing the package imports no
+    numpy, so the ``hexplorer`` command can settle numpy's threads before numpy loads
+    (:mod:`core.cli`)."""
+    if name == "HatData":
+        from core.hat import HatData
+
+        return HatData
+    raise AttributeError(f"module 'core' has no attribute {name!r}")

@@ -166,7 +166,8 @@ def _release_runs(
     columns: list[dict[str, Any]] = []
     for runs in segments:
         cuts = np.searchsorted(runs.starts, np.arange(BATCH_ROWS, runs.rows, BATCH_ROWS))
-        bounds = np.unique(np.concatenate(([0], cuts, [len(runs.labels)])))
+        bounds = np.concatenate(([0], cuts, [len(runs.labels)]))  # ascending
+        bounds = bounds[np.flatnonzero(np.diff(bounds, prepend=-1))]  # np.unique imports np.ma
         for lo, hi in zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True):
             first = int(runs.starts[lo])
             last = int(runs.starts[hi]) if hi < len(runs.labels) else runs.rows

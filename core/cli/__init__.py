@@ -36,6 +36,12 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
+# No command multiplies matrices (nothing in core calls BLAS: no dot, matmul, einsum or
+# linalg), so numpy's OpenBLAS need not start a thread per core when it loads (~0.04 CPU s
+# per process, most of it those threads starting). Set before numpy's first import (`import
+# core` imports no numpy); a value the user set is kept.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
 import numpy as np
 
 from core.cli import (

@@ -104,6 +104,7 @@ def run_all(args: argparse.Namespace) -> Any:
         vectorised = MECHANISMS[args.mechanism].release_all is not None
         runs = summary_runs(args.data) if vectorised else None  # a file: its HATs as runs
         if runs is not None:
+            common.keep_freed_memory()  # batches of a few MB, freed and made again
             with _no_cycle_collection():
                 table = release_runs(
                     args.mechanism, runs, epsilon, seed=args.seed, upper=args.upper

@@ -15,7 +15,7 @@ import numpy as np
 import polars as pl
 
 from core.data import ids
-from core.data.aggregation import cell_ids_of
+from core.data.aggregation import cell_ids_later
 from core.data.config import ColumnMap, PrepConfig
 from core.errors import HexplorerError
 
@@ -342,8 +342,16 @@ def clean_records(
     else:
         slot_key = t // (cast(int, config.slot_seconds) * _US_PER_S)
     kept_codes = user_codes.filter(pl.Series(keep))
-    arrays = {c: _kept(work.get_column(c), keep) for c in ("lat", "lon", "t_us", "value")}
+    arrays = _kept([work.get_column(c) for c in ("lat", "lon", "t_us", "value")], keep)
     del work
+    lat_np, lon_np = arrays["lat"], arrays["lon"]
+    # the H3 cells, the most work of a batch, computed in worker threads (one per core) while
+    # this thread hashes the rows and makes their slots and the report's counts
+    cells_of = (
+        cell_ids_later(lat_np, lon_np, config.resolution)
+        if lat_np.size
+        else lambda: np.zeros(0, np.uint64)
+    )
     kept = pl.DataFrame(arrays)  # over the same memory
     row_hashes = _row_hashes(kept, canon.hash(seed=_USER_SEED).gather(kept_codes))
     slot = kept.select(slot_key.cast(pl.Int64).alias("slot")).to_series()
@@ -356,11 +364,8 @@ def clean_records(
     clamped_high = int(np.count_nonzero(value > upper))
     if clamped_low or clamped_high:
         np.clip(value, 0.0, upper, out=value)
-    lat_np, lon_np = arrays["lat"], arrays["lon"]
     clock.tick("clamp")
-    cells = (
-        cell_ids_of(lat_np, lon_np, config.resolution) if lat_np.size else np.zeros(0, np.uint64)
-    )
+    cells = cells_of()
     clock.tick("h3 cells")
     records = pl.DataFrame(
         {
@@ -390,28 +395,42 @@ def clean_records(
     )
 
 
-def _kept(column: pl.Series, keep: np.ndarray) -> np.ndarray:
-    """The values of ``column`` where ``keep`` (a numpy array of one type, nulls read as 0:
-    the rows they are in are not kept), compacted chunk by chunk straight into one new array:
-    a polars filter, then ``to_numpy`` of its chunks, would copy them twice.
+def _kept(columns: list[pl.Series], keep: np.ndarray) -> dict[str, np.ndarray]:
+    """The values of each column where ``keep``, by name (numpy arrays of one type each, nulls
+    read as 0: the rows they are in are not kept), compacted chunk by chunk straight into one
+    new array per column: a polars filter, then ``to_numpy`` of its chunks, would copy them
+    twice. When the columns' chunks share their bounds (a batch's usually do), the kept
+    positions of each chunk are found once for all of them (``np.take`` by them;
+    ``np.compress`` would find them again for every column, in a fresh buffer each time).
 
-    >>> s = pl.concat([pl.Series([1.0, None]), pl.Series([3.0, 4.0])], rechunk=False)
-    >>> _kept(s, np.array([True, False, False, True])).tolist()
-    [1.0, 4.0]
+    >>> a = pl.concat([pl.Series("a", [1.0, None]), pl.Series("a", [3.0, 4.0])], rechunk=False)
+    >>> b = pl.Series("b", [5, 6, 7, 8])
+    >>> keep = np.array([True, False, False, True])
+    >>> {k: v.tolist() for k, v in _kept([a, b], keep).items()}
+    {'a': [1.0, 4.0], 'b': [5, 8]}
+    >>> {k: v.tolist() for k, v in _kept([a, b.rechunk()], keep).items()}
+    {'a': [1.0, 4.0], 'b': [5, 8]}
     """
-    out: np.ndarray | None = None
-    start = done = 0
     total = int(np.count_nonzero(keep))
-    for chunk in column.get_chunks():
-        values = (chunk.fill_null(0) if chunk.null_count() else chunk).to_numpy()
-        if out is None:
-            out = np.empty(total, dtype=values.dtype)
-        mask = keep[start : start + values.size]
-        count = int(np.count_nonzero(mask))
-        np.compress(mask, values, out=out[done : done + count])
-        start += values.size
-        done += count
-    return out if out is not None else column.to_numpy()[keep]
+    chunks = [column.get_chunks() for column in columns]
+    sizes = [[chunk.len() for chunk in part] for part in chunks]
+    groups = [chunks] if all(s == sizes[0] for s in sizes) else [[part] for part in chunks]
+    out: dict[str, np.ndarray] = {}
+    for group in groups:  # columns whose chunks share their bounds
+        start = done = 0
+        for pieces in zip(*group, strict=True):
+            stop = start + pieces[0].len()
+            rows = np.flatnonzero(keep[start:stop])
+            for piece in pieces:
+                values = (piece.fill_null(0) if piece.null_count() else piece).to_numpy()
+                if piece.name not in out:
+                    out[piece.name] = np.empty(total, dtype=values.dtype)
+                np.take(values, rows, out=out[piece.name][done : done + rows.size])
+            start, done = stop, done + rows.size
+    for column in columns:
+        if column.name not in out:  # no chunks
+            out[column.name] = column.to_numpy()[keep]
+    return out
 
 
 def _distinct_codes(raw: pl.Series) -> tuple[pl.Series, pl.Series]:

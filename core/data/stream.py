@@ -33,6 +33,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from core.data.aggregation import (
+    _aggregated,
     aggregate_fixed,
     combine_fixed,
     fixed_shifts,
@@ -193,6 +194,7 @@ def _summarise(
     vmax = 0.0
     redo: set[int] = set()  # batches to aggregate again at the final scale
     summed: list[int] = []  # batches in ``parts``
+    in_order = False  # ``parts`` is one part in (cell, slot, user) order
     offset = 0
     # each batch's row hashes are sorted (RowHashes.add) in a worker thread, in batch order,
     # while the batch is aggregated: both are numpy sorts, which release the GIL
@@ -217,12 +219,15 @@ def _summarise(
                 parts, summed, part_rows, compacted_rows = [], [], 0, 0
             shifts = batch_shifts
             vmax = max(vmax, batch_max)
-            parts.append(aggregate_fixed(records.lazy(), *shifts, text_ids=False).collect())
+            part, in_order = _aggregated(records, *shifts, text_ids=False)
+            parts.append(part)
+            in_order = in_order and len(parts) == 1
             summed.append(index)
             part_rows += parts[-1].height
             if part_rows > 2 * compacted_rows + 4 * len(records):
                 parts = [combine_fixed(parts, text_ids=False)]
                 part_rows = compacted_rows = parts[0].height
+                in_order = False
             clock.tick("aggregate")
         for done in added:
             done.result()
@@ -230,6 +235,7 @@ def _summarise(
     assert shifts is not None  # tally.check() refused an input without records
     del frame, cleaned, records  # the last batch: not held through the combine
     if redo:
+        in_order = False
         offset = 0
         for index, frame in enumerate(make_batches()):
             if index in redo:
@@ -240,7 +246,9 @@ def _summarise(
             offset += frame.height
         clock.tick("second pass")
     # sorted by (cell, slot, user); the users stay an Enum (label_table writes their text)
-    agg = from_fixed(combine_fixed(parts, sort=True, text_ids=False), *shifts)
+    agg = from_fixed(
+        parts[0] if in_order else combine_fixed(parts, sort=True, text_ids=False), *shifts
+    )
     clock.tick("combine")
     return agg, tally, hashes
 
