@@ -23,7 +23,10 @@ The key is made here, not by Streamlit's hasher: an argument of a :func:`keyed` 
 frozensets of them) by its ``repr``, so an ε step's forty-odd cached calls cost microseconds
 each instead of about 0.3 ms (Streamlit looked up the function's signature for every
 positional argument and hashed each value through its generic hasher). Any other argument is
-handed to Streamlit's hasher as before. Streamlit's cache still holds the entries (its bound,
+handed to Streamlit's hasher as before. Every key also holds the names of the registered
+mechanisms and m_UB rules (:mod:`core.mechanisms.registry`): a mechanism or rule registered
+after a result was cached (a plug-in loaded later, a test) gets results that know it, never one
+computed without it (marks, headlines, defaults). Streamlit's cache still holds the entries (its bound,
 expiry, copies and locks).
 """
 
@@ -36,6 +39,7 @@ from typing import Any, TypeVar
 
 import streamlit as st
 
+from core.mechanisms import MECHANISMS, RULES
 from dashboard.common.source import limits
 
 T = TypeVar("T", bound=type)
@@ -112,7 +116,7 @@ class Cached:
         for name, value in kwargs.items():
             if not name.startswith("_"):
                 parts.append((name, _plain(value, other)))
-        return repr(parts), tuple(other)
+        return repr((tuple(MECHANISMS), tuple(RULES), parts)), tuple(other)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         key, other = self.key(args, kwargs)

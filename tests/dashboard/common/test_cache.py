@@ -105,6 +105,29 @@ def test_the_key_tells_apart_what_streamlits_hasher_did_and_skips_underscored_ar
     assert echo(1) == len(calls)  # cleared: computed anew
 
 
+def test_a_mechanism_or_rule_registered_later_is_never_served_an_older_result():
+    """Results cached before a plug-in (or a test) registers an m_UB rule or a mechanism are
+    not handed out after it: the key holds the registry's names (One hexagon's rule buttons
+    lacked a newly registered rule when an earlier page had cached its marks)."""
+    from core.mechanisms import RULES, Rule, register_rule, unregister_rule
+
+    @cache.cached(max_entries=64)
+    def rules_now(value: int) -> tuple[str, ...]:
+        return tuple(RULES)
+
+    before = rules_now(1)
+    rule = Rule(
+        name="cache-test-rule", label="t", symbol="t", colour="#123456", help="a test rule",
+        fn=lambda *a: 1,
+    )  # fmt: skip
+    register_rule(rule)
+    try:
+        assert rules_now(1) == (*before, "cache-test-rule")
+    finally:
+        unregister_rule("cache-test-rule")
+    assert rules_now(1) == before
+
+
 @pytest.mark.parametrize("bad", [0, -1, 2.5, True, None])
 def test_a_bound_is_a_whole_number_of_entries(bad):
     with pytest.raises(ValueError, match="max_entries must be a whole number >= 1"):
