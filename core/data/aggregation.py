@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, cast
 
@@ -32,7 +31,6 @@ if TYPE_CHECKING:  # pandas only for the return type: `hexplorer prepare` never 
 __all__ = [
     "aggregate",
     "aggregate_fixed",
-    "cell_ids_later",
     "cell_ids_of",
     "combine_fixed",
     "fixed_shifts",
@@ -50,44 +48,21 @@ _US_PER_S = 1_000_000
 
 def cell_ids_of(lat: np.ndarray, lon: np.ndarray, resolution: int) -> np.ndarray:
     """H3 cell ids (uint64) with h3ronpy's vectorised call, split across the machine's cores."""
-    return cell_ids_later(lat, lon, resolution)()
-
-
-def cell_ids_later(lat: np.ndarray, lon: np.ndarray, resolution: int) -> Callable[[], np.ndarray]:
-    """:func:`cell_ids_of`, started in worker threads (up to one per core; h3ronpy releases the
-    GIL) while the caller goes on with other work: returns the function that waits for the
-    cells and gives them (the same array :func:`cell_ids_of` gives). ``lat`` and ``lon`` must
-    not change until then. Small inputs are computed at once.
-
-    >>> lat, lon = np.full(300_000, 21.17), np.full(300_000, 72.83)
-    >>> cells = cell_ids_later(lat, lon, 8)
-    >>> bool((cells() == cell_ids_of(lat[:1], lon[:1], 8)[0]).all())
-    True
-    """
     n = lat.size
     workers = max(1, min(os.cpu_count() or 1, 8))
     if n < 200_000 or workers == 1:
-        done = _cell_ids_chunk(lat, lon, resolution)
-        return lambda: done
+        return _cell_ids_chunk(lat, lon, resolution)
     bounds = np.linspace(0, n, workers + 1).astype(np.int64)
-    pool = ThreadPoolExecutor(workers)
-    try:
-        parts = [
-            pool.submit(
-                _cell_ids_chunk,
-                lat[bounds[i] : bounds[i + 1]],
-                lon[bounds[i] : bounds[i + 1]],
-                resolution,
+    with ThreadPoolExecutor(workers) as pool:
+        parts = list(
+            pool.map(
+                lambda i: _cell_ids_chunk(
+                    lat[bounds[i] : bounds[i + 1]], lon[bounds[i] : bounds[i + 1]], resolution
+                ),
+                range(workers),
             )
-            for i in range(workers)
-        ]
-    finally:
-        pool.shutdown(wait=False)  # the workers end when their chunk is done
-
-    def joined() -> np.ndarray:
-        return np.concatenate([part.result() for part in parts])
-
-    return joined
+        )
+    return np.concatenate(parts)
 
 
 def _cell_ids_chunk(lat: np.ndarray, lon: np.ndarray, resolution: int) -> np.ndarray:

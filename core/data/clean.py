@@ -15,7 +15,7 @@ import numpy as np
 import polars as pl
 
 from core.data import ids
-from core.data.aggregation import cell_ids_later
+from core.data.aggregation import cell_ids_of
 from core.data.config import ColumnMap, PrepConfig
 from core.errors import HexplorerError
 
@@ -344,14 +344,6 @@ def clean_records(
     kept_codes = user_codes.filter(pl.Series(keep))
     arrays = _kept([work.get_column(c) for c in ("lat", "lon", "t_us", "value")], keep)
     del work
-    lat_np, lon_np = arrays["lat"], arrays["lon"]
-    # the H3 cells, the most work of a batch, computed in worker threads (one per core) while
-    # this thread hashes the rows and makes their slots and the report's counts
-    cells_of = (
-        cell_ids_later(lat_np, lon_np, config.resolution)
-        if lat_np.size
-        else lambda: np.zeros(0, np.uint64)
-    )
     kept = pl.DataFrame(arrays)  # over the same memory
     row_hashes = _row_hashes(kept, canon.hash(seed=_USER_SEED).gather(kept_codes))
     slot = kept.select(slot_key.cast(pl.Int64).alias("slot")).to_series()
@@ -364,8 +356,11 @@ def clean_records(
     clamped_high = int(np.count_nonzero(value > upper))
     if clamped_low or clamped_high:
         np.clip(value, 0.0, upper, out=value)
+    lat_np, lon_np = arrays["lat"], arrays["lon"]
     clock.tick("clamp")
-    cells = cells_of()
+    cells = (
+        cell_ids_of(lat_np, lon_np, config.resolution) if lat_np.size else np.zeros(0, np.uint64)
+    )
     clock.tick("h3 cells")
     records = pl.DataFrame(
         {
