@@ -31,7 +31,13 @@ import pyarrow as pa
 
 from core.citywide.batch import HatBatch, release_all
 from core.data.spark import check_spark, job_error, session
-from core.data.spark_dataset import check_target, is_url, read_sidecar, spark_schema
+from core.data.spark_dataset import (
+    check_target,
+    is_url,
+    left_as_it_was,
+    read_sidecar,
+    spark_schema,
+)
 from core.data.staging import staged_folder
 from core.data.summaries import check_values
 from core.errors import HexplorerError
@@ -60,13 +66,6 @@ RELEASE_SCHEMA = pa.schema(
 )
 
 __all__ = ["BATCH_ROWS", "RELEASE_SCHEMA", "release_all_spark"]
-
-
-def _left(dest: str, mode: str) -> str:
-    """What a failed job left at ``dest`` (:func:`~core.data.staging.staged_folder`)."""
-    if mode == "errorifexists":
-        return f"Nothing was written to {dest!r}."
-    return f"{dest!r} was left as it was."
 
 
 def _stored_upper(spark: Any, source: str) -> float:
@@ -200,10 +199,10 @@ def release_all_spark(
                 written = spark.read.option("header", True).csv(staging)
             hats = written.count()
     except HexplorerError as exc:
-        raise HexplorerError(f"{exc} {_left(dest, mode)}") from None
+        raise HexplorerError(f"{exc} {left_as_it_was(dest, mode)}") from None
     except Exception as exc:  # Spark wraps worker errors (a HexplorerError too) in its own
         raise HexplorerError(
-            f"The Spark job failed: {job_error(exc)} {_left(dest, mode)}"
+            f"The Spark job failed: {job_error(exc)} {left_as_it_was(dest, mode)}"
         ) from None
     return {
         "output": dest,

@@ -64,6 +64,7 @@ from core.data.spark_dataset import (
     SIDECAR,
     check_target,
     is_url,
+    left_as_it_was,
     sidecar_body,
     spark_schema,
     write_dataset,
@@ -396,22 +397,15 @@ def prepare_spark(
             report = tally.report(duplicates=tally.records - int(distinct), **counts)
             write_sidecar(spark, staging, sidecar_body(config, columns, report, "spark"))
     except HexplorerError as exc:
-        raise HexplorerError(f"{exc} {_left(dest, mode)}") from None
+        raise HexplorerError(f"{exc} {left_as_it_was(dest, mode)}") from None
     except Exception as exc:  # Spark wraps reader and worker errors in its own exceptions
         raise HexplorerError(
-            f"The Spark job failed: {job_error(exc)} {_left(dest, mode)}"
+            f"The Spark job failed: {job_error(exc)} {left_as_it_was(dest, mode)}"
         ) from None
     finally:
         if "out" in locals():
             out.unpersist()
     return report
-
-
-def _left(dest: str, mode: str) -> str:
-    """What a failed run left at ``dest`` (:func:`~core.data.staging.staged_folder`)."""
-    if mode == "errorifexists":
-        return f"Nothing was written to {dest!r}."
-    return f"{dest!r} was left as it was."
 
 
 def _spelling_rows(pairs: pl.DataFrame) -> pa.RecordBatch:

@@ -32,6 +32,7 @@ from core.data.aggregation import from_fixed, label_frame, labels_for
 from core.data.config import ColumnMap, PrepConfig
 from core.data.dataset import SIDECAR  # the one name both writers use
 from core.data.prepare import PrepReport
+from core.data.staging import is_url
 from core.data.summaries import FORMAT, METADATA_KEY, SCHEMA, metadata
 from core.errors import HexplorerError
 
@@ -43,16 +44,12 @@ __all__ = [
     "PART_RECORDS",
     "SIDECAR",
     "check_target",
+    "left_as_it_was",
     "read_sidecar",
     "sidecar_body",
     "write_dataset",
     "write_sidecar",
 ]
-
-
-def is_url(target: str) -> bool:
-    """Whether ``target`` is a URL (``scheme://...``) rather than a local path."""
-    return "://" in target
 
 
 def _hadoop(spark: Any, url: str) -> tuple[Any, Any]:
@@ -103,6 +100,22 @@ def check_target(spark: Any, target: str, *, overwrite: bool, marker: str, what:
             "overwriting it."
         )
     return "overwrite"
+
+
+def left_as_it_was(target: str, mode: str) -> str:
+    """What a failed write left at ``target``, for the end of its message: ``mode`` is what
+    :func:`check_target` returned (``"errorifexists"``: nothing was there). The writers write
+    beside the target and move the result into place only when whole
+    (:func:`core.data.staging.staged_folder`).
+
+    >>> left_as_it_was("out.parquet", "errorifexists")
+    "Nothing was written to 'out.parquet'."
+    >>> left_as_it_was("out.parquet", "overwrite")
+    "'out.parquet' was left as it was."
+    """
+    if mode == "errorifexists":
+        return f"Nothing was written to {target!r}."
+    return f"{target!r} was left as it was."
 
 
 def sidecar_body(

@@ -60,7 +60,8 @@ def staged(target: str | os.PathLike) -> Iterator[Path]:
         path.unlink(missing_ok=True)
 
 
-def _is_url(target: str) -> bool:
+def is_url(target: str) -> bool:
+    """Whether ``target`` is a URL (``scheme://...``) rather than a local path."""
     return "://" in target
 
 
@@ -133,7 +134,7 @@ def staged_folder(spark: Any, target: str) -> Iterator[str]:
     ...     kept, (target / "part-0.parquet").read_text(), sorted(os.listdir(d))
     (('old', ['s']), 'new', ['s'])
     """
-    files = _Hadoop(spark, target) if _is_url(target) else _Local()
+    files = _Hadoop(spark, target) if is_url(target) else _Local()
     staging, old = siblings(target, f"{os.getpid()}-{uuid.uuid4().hex[:8]}")
     try:
         yield staging
