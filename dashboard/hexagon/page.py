@@ -26,7 +26,7 @@ from dashboard.common.source import compute
 from dashboard.common.source.compute import DataSpec
 from dashboard.common.source.units import current
 from dashboard.common.view import ui
-from dashboard.hexagon import charts, labels, memo, panels, readouts
+from dashboard.hexagon import charts, labels, memo, panels, readouts, slider
 from dashboard.hexagon import compute as hx
 from dashboard.hexagon import glossary as g
 from dashboard.hexagon import state as hs
@@ -61,16 +61,28 @@ def view(spec: DataSpec) -> None:
     font = PRESENTER_FONT if presenter else None
 
     with controls:
-        st.select_slider(
-            "Privacy loss ε (log scale)",
-            options=hs.stops_with(eps),
-            key=hs.EPSILON_SLIDER,
-            format_func=lambda e: f"{e:g}",
-            on_change=hs.on_slider,
-            help=labels.help_text(
-                "epsilon", units, "Smaller ε = more noise. Learn → User-level privacy."
-            ),
+        eps_help = labels.help_text(
+            "epsilon", units, "Smaller ε = more noise. Learn → User-level privacy."
         )
+        if slider.available():  # drawn by the browser: the charts follow it before any rerun
+            slider.epsilon_slider(
+                hs.EPSILON_LABEL,
+                stops=hs.stops_with(eps),
+                value=eps,
+                key=hs.EPSILON_RANGE,
+                group=hs.EPSILON_GROUP,
+                help=eps_help,
+                on_change=hs.set_epsilon,
+            )
+        else:
+            st.select_slider(
+                hs.EPSILON_LABEL,
+                options=hs.stops_with(eps),
+                key=hs.EPSILON_SLIDER,
+                format_func=lambda e: f"{e:g}",
+                on_change=hs.on_slider,
+                help=eps_help,
+            )
 
     with ui.errors_shown():  # a HexplorerError becomes a message, not a traceback
         h = compute.hat(spec, hat)
@@ -192,6 +204,9 @@ def view(spec: DataSpec) -> None:
             plan_note = labels.plan_note(p, units)
         upto = hx.worst_case_range(eps, target_eps)  # on past 10 when a target needs it
         vs_eps = hx.worst_case_vs_epsilon(spec, hat, noise_measure, upto)
+        # Each ε stop's patch of both charts, fetched once by the browser (a move of the
+        # browser's slider repaints them before the rerun); None: the charts wait for the rerun.
+        frames_url: str | None = None
         left, right = st.columns(2)
         with left:
             if sets:
@@ -207,6 +222,8 @@ def view(spec: DataSpec) -> None:
                         font_size=font,
                     ),
                     key="distribution",
+                    frames=frames_url,
+                    group=hs.EPSILON_GROUP,
                 )
         with right:
             ui.chart(
@@ -221,6 +238,8 @@ def view(spec: DataSpec) -> None:
                     font_size=font,
                 ),
                 key="worst_case_vs_epsilon",
+                frames=frames_url,
+                group=hs.EPSILON_GROUP,
             )
         if plan_note:
             st.caption(plan_note)

@@ -16,7 +16,10 @@ import streamlit as st
 from core.params import EPSILON_MAX, EPSILON_MIN
 from dashboard.common.session import state
 
-EPSILON_SLIDER = "hexagon_epsilon_slider"
+EPSILON_SLIDER = "hexagon_epsilon_slider"  # st.select_slider, where the browser's is not served
+EPSILON_RANGE = "hexagon_epsilon_range"  # the browser's slider (dashboard.hexagon.slider)
+EPSILON_GROUP = "hexagon_epsilon"  # its hexplorer:frame events, heard by the charts it moves
+EPSILON_LABEL = "Privacy loss ε (log scale)"
 EPSILON_EXACT = "hexagon_epsilon_exact"
 TARGET = "hexagon_target_error"  # worst-case error the user aims at (data's unit), or None
 TARGET_MECHANISM = "hexagon_target_mechanism"

@@ -54,7 +54,7 @@ and scatter")."""
 _enabled = False
 
 JS = (
-    """
+    r"""
 const SRC = {full: "__ROUTE__", basic: "__BASIC_ROUTE__", lite: "__UPLOT_ROUTE__"};
 
 // One promise per script for the whole page. A plotly.js bundle resolves to its Plotly object
@@ -112,11 +112,85 @@ function themed(layout, root) {
   return out;
 }
 
+// --- Frames: a slider's stop drawn before any rerun (dashboard/hexagon/slider.py) -----------
+// The document {stops, charts: {<chart key>: [patch per stop]}} is fetched once per URL for the
+// page; a patch is {path: value} with paths "data[i].prop", "layout.a.b", "layout.list[j].prop".
+function framesOf(url) {
+  const docs = window.__hexplorerFrames || (window.__hexplorerFrames = {});
+  if (!docs[url]) {
+    docs[url] = fetch(url, {credentials: "same-origin"})
+      .then((r) => (r.ok ? r.json() : null))
+      .catch(() => null);  // no document: the rerun will come
+  }
+  return docs[url];
+}
+
+// ``figure`` with ``patch`` applied (a copy: the figure drawn last is left as it was).
+function patched(figure, patch) {
+  const out = structuredClone(figure);
+  for (const [path, value] of Object.entries(patch)) {
+    const keys = path.split(/\.|\[(\d+)\]\.?/).filter((k) => k !== undefined && k !== "");
+    let node = out;
+    keys.slice(0, -1).forEach((k, i) => {
+      const next = keys[i + 1];
+      if (node[k] === undefined || node[k] === null || typeof node[k] !== "object") {
+        node[k] = /^\d+$/.test(next) ? [] : {};
+      }
+      node = node[k];
+    });
+    node[keys[keys.length - 1]] = value;
+  }
+  return out;
+}
+
+// Listen to the ``hexplorer:frame`` events of ``data.group`` (once per chart element; each
+// render says which document, group and chart it is, and how to redraw it).
+function hearFrames(parentElement, data, redraw) {
+  const f = parentElement.__hexplorerFrames || (parentElement.__hexplorerFrames = {seq: 0});
+  f.url = data.frames;
+  f.group = data.group;
+  f.name = data.name;
+  f.redraw = redraw;
+  if (f.url) framesOf(f.url);  // fetched now, while the user has not moved yet
+  if (f.listener) return;
+  f.listener = (event) => {
+    const {group, value} = event.detail || {};
+    if (!f.url || group !== f.group || !parentElement.isConnected) return;
+    const seq = ++f.seq;
+    const url = f.url, name = f.name;
+    framesOf(url).then((doc) => {
+      if (!doc || seq !== f.seq || url !== f.url) return;  // a later event, or another chart
+      const k = (doc.stops || []).indexOf(value);
+      const patch = k < 0 ? null : ((doc.charts || {})[name] || [])[k];
+      if (patch && f.figure) f.redraw(patched(f.figure, patch));
+    });
+  };
+  window.addEventListener("hexplorer:frame", f.listener);
+}
+
+// The figure a chart last drew, from a rerun or a frame (what the next patch applies to).
+function drew(parentElement, figure) {
+  const f = parentElement.__hexplorerFrames;
+  if (f) f.figure = figure;
+}
+
 export default function (component) {
   const {data, parentElement} = component;
   const lite = data.bundle === "lite";
   const figure = JSON.parse(data.figure);
   const layout = figure.layout || {};
+  const config = {...data.config, responsive: true};
+  hearFrames(parentElement, data, (fig) => {
+    const div = parentElement.querySelector("div.hexplorer-liveplot");
+    drew(parentElement, fig);
+    if (lite) renderLite(parentElement, fig);
+    else if (div && div.__hexplorerPlotly) {
+      div.__hexplorerPlotly.react(div, fig.data || [], themed(fig.layout || {}, parentElement),
+        config);
+    }
+  });
+  parentElement.__hexplorerFrames.seq++;  // a frame still being fetched loses to this figure
+  drew(parentElement, figure);
   let div = parentElement.querySelector("div.hexplorer-liveplot");
   if (div && lite !== div.classList.contains("hexplorer-lite")) {
     if (div.__hexplorerPlotly) div.__hexplorerPlotly.purge(div);
@@ -125,7 +199,7 @@ export default function (component) {
   }
   if (lite) {  // renderLite finds (or makes) its own element
     load("lite")
-      .then(() => renderLite(component, figure))
+      .then(() => renderLite(parentElement, figure))
       .catch((error) => {
         parentElement.textContent = String(error);
       });
@@ -142,10 +216,7 @@ export default function (component) {
     .then((Plotly) => {
       if (div.__hexplorerPlotly && div.__hexplorerPlotly !== Plotly) div.__hexplorerPlotly.purge(div);
       div.__hexplorerPlotly = Plotly;  // the chart is updated by the bundle that drew it
-      return Plotly.react(div, figure.data || [], themed(layout, parentElement), {
-        ...data.config,
-        responsive: true,
-      });
+      return Plotly.react(div, figure.data || [], themed(layout, parentElement), config);
     })
     .catch((error) => {
       div.textContent = String(error);
@@ -281,10 +352,26 @@ def enabled() -> bool:
     return _enabled
 
 
-def chart(fig: go.Figure, *, key: str, config: dict, lite: bool = False) -> None:
+def chart(
+    fig: go.Figure,
+    *,
+    key: str,
+    config: dict,
+    lite: bool = False,
+    frames: str | None = None,
+    group: str | None = None,
+) -> None:
     """``fig`` as a chart that updates in place across reruns (keyed ``key``); a plain
     ``st.plotly_chart`` where plotly.js is not served (:func:`enabled`). ``lite``: drawn with
-    uPlot when :func:`lite_ok` (no plotly.js in the browser at all)."""
+    uPlot when :func:`lite_ok` (no plotly.js in the browser at all).
+
+    ``frames``: the URL of a frames document (``{"stops": [...], "charts": {key: [patch per
+    stop]}}``, fetched once per URL by the page) and ``group`` the ``hexplorer:frame`` events
+    it follows (``dashboard.hexagon.slider``): on each event the chart applies its patch for
+    the event's stop to the figure it drew last and redraws at once, before the rerun; a
+    ``null`` patch, no document or a failed fetch change nothing (the rerun's figure comes)."""
+    if frames is not None and not group:
+        raise ValueError("liveplot.chart: frames= needs the group= of the events it follows")
     if not _enabled:
         st.plotly_chart(fig, config=config, key=key, width="stretch")
         return
@@ -296,6 +383,9 @@ def chart(fig: go.Figure, *, key: str, config: dict, lite: bool = False) -> None
             "figure": pio.to_json(fig, validate=False),
             "config": dict(config),
             "bundle": bundle(fig, lite=lite),
+            "name": key,
+            "frames": frames,
+            "group": group,
         },
         height=int(fig.layout.height or 400),
     )

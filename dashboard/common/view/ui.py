@@ -94,15 +94,26 @@ def csv_maker(df: pd.DataFrame, provenance: Provenance | None = None) -> Callabl
     return lambda: downloads.csv_bytes(df, provenance)
 
 
-def chart(fig: go.Figure, *, key: str, lite: bool = True) -> None:
+def chart(
+    fig: go.Figure,
+    *,
+    key: str,
+    lite: bool = True,
+    frames: str | None = None,
+    group: str | None = None,
+) -> None:
     """Show a plotly figure, drawn by the chart that updates in place
     (:mod:`dashboard.common.view.liveplot`): a slider's step updates it rather than having the
     browser rebuild it. A figure :func:`liveplot.lite_ok` accepts is drawn with uPlot
     (``static/liteplot.js``: no plotly.js in the browser at all); any other with plotly.js's basic
     bundle when its traces allow (about 0.5 s of the browser's main thread against 1.6-2.2 s for
     Streamlit's full plotly element), else the full one, with the modebar's PNG export
-    (``bench/bench_render.py``). ``lite=False``: never uPlot."""
-    liveplot.chart(fig, key=f"chart_{key}", config=PNG_CONFIG, lite=lite)
+    (``bench/bench_render.py``). ``lite=False``: never uPlot. ``frames`` and ``group``: a
+    frames document's URL and the slider events it follows (:func:`liveplot.chart`); the
+    document's patches for this chart are keyed ``"chart_" + key``."""
+    liveplot.chart(
+        fig, key=f"chart_{key}", config=PNG_CONFIG, lite=lite, frames=frames, group=group
+    )
     shown.add_figure(key, fig)  # the report hands out what the page drew
 
 

@@ -467,8 +467,9 @@ function downloadPng(root) {
   link.click();
 }
 
-function renderLite(component, figure) {
-  const {parentElement} = component;
+// Draw ``figure`` in ``parentElement`` (a chart's element): from Streamlit's render call, or
+// from a frame (liveplot's hexplorer:frame listener) between reruns.
+function renderLite(parentElement, figure) {
   let root = parentElement.querySelector("div.hexplorer-liveplot");
   if (!root) {
     root = document.createElement("div");
