@@ -1,0 +1,140 @@
+"""The ε slider drawn by the browser and the charts that follow it before any rerun (Playwright
++ Debian's Chromium), on a small page (``frames_app.py``) whose frames document the test serves
+itself. The server's rerun is slow on purpose there, so a chart showing the new stop while the
+page still shows the server's old ε was redrawn by the browser alone.
+
+The path rules of a patch (``data[i].prop``, ``layout.a.b``, ``layout.list[j].prop``) are the
+interface with the document's builder; a ``null`` patch or no document: the chart waits for
+the rerun.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from browser_server import ROOT, chromium_page, streamlit_server
+
+ARTIFACTS = ROOT / "test-artifacts"
+LABEL = "Privacy loss ε (log scale)"
+STOPS = [0.5, 1.0, 2.0, 4.0]
+FRAMES = "**/_hexplorer/frames/test.json"
+DOCUMENT = {
+    "stops": STOPS,
+    "charts": {
+        "chart_distribution": [None]  # another structure at 0.5: the rerun draws it
+        + [
+            {"layout.title.text": f"Where releases land at ε = {e:g}", "data[0].y": [1, 2 * e, 1]}
+            for e in STOPS[1:]
+        ],
+        "chart_worst_case_vs_epsilon": [
+            {"layout.shapes[0].x0": e, "layout.shapes[0].x1": e} for e in STOPS
+        ],
+    },
+}
+SHOWN = """() => {
+  const charts = [...document.querySelectorAll('.hexplorer-lite')];
+  const text = [...document.querySelectorAll('[data-testid="stMarkdownContainer"]')]
+    .map(e => e.textContent).join(' | ');
+  return {title: charts[0].dataset.title, y: charts[0].__lite.figure.data[0].y,
+          line: charts[1].__lite.figure.layout.shapes[0].x0, text};
+}"""
+
+pytestmark = pytest.mark.browser
+
+
+@pytest.fixture(scope="module")
+def server():
+    with streamlit_server(
+        ARTIFACTS / "streamlit-browser-frames.log", app="tests/app/frames_app.py"
+    ) as url:
+        yield url
+
+
+def _open(page, expect, url: str) -> None:
+    page.goto(url, wait_until="domcontentloaded", timeout=60_000)
+    expect(page.locator(".hexplorer-lite").nth(1)).to_be_visible(timeout=60_000)
+    expect(page.get_by_text("server ε = 1;")).to_be_visible(timeout=30_000)
+
+
+def _until(page, condition: str, timeout: int = 1_500) -> dict:
+    """What the page shows once ``condition`` (a JS expression over ``s``, :data:`SHOWN`)."""
+    page.wait_for_function(
+        f"() => {{ const s = ({SHOWN})(); return {condition}; }}", timeout=timeout
+    )
+    return page.evaluate(SHOWN)
+
+
+def test_the_charts_follow_the_slider_before_the_rerun(server):
+    with chromium_page(ARTIFACTS / "browser-frames-failure.png") as (page, expect):
+        errors: list[str] = []
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        fetched: list[str] = []
+
+        def serve(route):
+            fetched.append(route.request.url)
+            route.fulfill(status=200, content_type="application/json", body=json.dumps(DOCUMENT))
+
+        page.route(FRAMES, serve)
+        _open(page, expect, server)
+        thumb = page.get_by_role("slider", name=LABEL, exact=True)
+        assert thumb.get_attribute("aria-valuetext") == "1"
+
+        # One step right: both charts show ε = 2 while the server still shows ε = 1.
+        thumb.focus()
+        thumb.press("ArrowRight")
+        shown = _until(page, "s.title.endsWith('= 2') && s.line === 2")
+        assert "server ε = 1;" in shown["text"], shown  # no rerun yet: the browser drew it
+        assert shown["y"] == [1, 4, 1], shown  # data[0].y patched too
+        assert thumb.get_attribute("aria-valuetext") == "2"
+        expect(page.get_by_text("ε = 2", exact=True)).to_be_visible()  # the slider's value
+        # After the pause, the rerun: of the fragment only.
+        expect(page.get_by_text("server ε = 2; fragment runs 2")).to_be_visible(timeout=30_000)
+        expect(page.get_by_text("full runs 1")).to_be_visible()
+
+        # Two quick steps left: one rerun, after the last; stop 0.5's distribution patch is
+        # null (the chart keeps stop 1's until the rerun), its worst-case line moves.
+        thumb.press("ArrowLeft")
+        thumb.press("ArrowLeft")
+        shown = _until(page, "s.line === 0.5")
+        assert shown["title"].endswith("= 1") and "server ε = 2;" in shown["text"], shown
+        expect(page.get_by_text("server ε = 0.5; fragment runs 3")).to_be_visible(timeout=30_000)
+        _until(page, "s.title.endsWith('= 0.5')", timeout=10_000)  # the rerun's figure
+
+        # A value the server sets is shown by the slider.
+        page.get_by_role("button", name="Set ε = 4 from the server").click()
+        expect(page.get_by_text("server ε = 4;")).to_be_visible(timeout=30_000)
+        page.wait_for_function(
+            "(name) => document.querySelector(`input[aria-label='${name}']`)"
+            ".getAttribute('aria-valuetext') === '4'",
+            arg=LABEL,
+            timeout=10_000,
+        )
+        assert thumb.input_value() == "3"
+
+        # The mouse: a click at the track's left end sends 0.5 without waiting for a pause.
+        box = thumb.bounding_box()
+        page.mouse.click(box["x"] + 2, box["y"] + box["height"] / 2)
+        _until(page, "s.line === 0.5")
+        expect(page.get_by_text("server ε = 0.5;")).to_be_visible(timeout=30_000)
+
+        assert len(fetched) == 1, fetched  # the document is fetched once for the page
+        assert errors == [], errors
+
+
+def test_no_document_the_charts_wait_for_the_rerun(server):
+    with chromium_page(ARTIFACTS / "browser-frames-missing-failure.png") as (page, expect):
+        errors: list[str] = []
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.route(FRAMES, lambda route: route.fulfill(status=404, body="unknown frames"))
+        _open(page, expect, server)
+        thumb = page.get_by_role("slider", name=LABEL, exact=True)
+        thumb.focus()
+        thumb.press("ArrowRight")
+        page.wait_for_timeout(1_000)  # well before the (slow) rerun
+        shown = page.evaluate(SHOWN)
+        assert shown["title"].endswith("= 1") and shown["line"] == 1, shown
+        assert "server ε = 1;" in shown["text"], shown
+        expect(page.get_by_text("server ε = 2;")).to_be_visible(timeout=30_000)
+        _until(page, "s.title.endsWith('= 2') && s.line === 2", timeout=10_000)
+        assert errors == [], errors
