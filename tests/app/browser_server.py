@@ -195,13 +195,13 @@ def chromium_page(
             browser.close()
 
 
+EPSILON_LABEL = "Privacy loss ε (log scale)"
+
+
 def epsilon_thumb(page):
-    """The thumb of One hexagon's ε slider ("Privacy loss ε"), for the keyboard."""
-    return (
-        page.locator('[data-testid="stSlider"]')
-        .filter(has_text="Privacy loss ε")
-        .get_by_role("slider")
-    )
+    """One hexagon's ε slider ("Privacy loss ε (log scale)"), for the keyboard: the browser's
+    own range input (``dashboard.hexagon.slider``), its ``aria-valuetext`` the ε shown."""
+    return page.get_by_role("slider", name=EPSILON_LABEL, exact=True)
 
 
 def step_epsilon(page, key: str) -> str:

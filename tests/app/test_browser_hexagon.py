@@ -18,6 +18,7 @@ from browser_server import (
     CHART,
     ROOT,
     chromium_page,
+    epsilon_thumb,
     inside,
     step_epsilon,
     streamlit_server,
@@ -50,7 +51,7 @@ def test_presenter_view_at_1280x720(server):
         assert page.locator('[data-testid="stException"]').count() == 0
 
         # The controls and the two charts they move, together, without scrolling.
-        eps = page.locator('[data-testid="stSlider"]').filter(has_text="Privacy loss ε")
+        eps = page.locator(".hexplorer-slider")  # the browser's ε slider: label, track, value
         m_ub = page.locator('[data-testid="stSlider"]').filter(has_text="(m_UB)")
         boxes = {
             "ε slider": eps.bounding_box(),
@@ -158,4 +159,39 @@ def test_an_epsilon_step_updates_both_charts_in_place(server):
         )
         assert marks[:2] == ["kept0", "kept1"], marks  # the same two charts, updated
         assert page.evaluate("() => typeof window.Plotly") == "undefined"  # no plotly.js loaded
+        assert page.locator('[data-testid="stException"]').count() == 0
+
+
+def test_the_epsilon_slider_sends_after_a_pause_and_shows_the_servers_value(server):
+    """The browser's ε slider (dashboard/hexagon/slider.py): ArrowRight shows the new stop at
+    once; after the pause the headline, the exact-ε box and the URL show it; a reload keeps it;
+    a value typed in the exact-ε box is shown by the slider."""
+    with chromium_page(ARTIFACTS / "browser-hexagon-slider-failure.png") as (page, expect):
+        page.goto(f"{server}/one_hexagon", wait_until="domcontentloaded", timeout=60_000)
+        expect(page.locator(".hexplorer-lite").nth(1)).to_be_visible(timeout=180_000)
+        headline = page.get_by_text(re.compile(r"^How far off will a release be\? ε = 1,"))
+        expect(headline).to_be_visible(timeout=60_000)
+        thumb = epsilon_thumb(page)
+        assert thumb.get_attribute("aria-valuetext") == "1"
+        assert step_epsilon(page, "ArrowRight") == "1.1"
+        expect(page.locator(".hexplorer-slider")).to_contain_text("ε = 1.1")
+        expect(
+            page.get_by_text(re.compile(r"^How far off will a release be\? ε = 1\.1,"))
+        ).to_be_visible(timeout=60_000)
+        exact = page.get_by_role("spinbutton", name="Exact ε")
+        expect(exact).to_have_value("1.1")
+        expect(page).to_have_url(re.compile(r"[?&]eps=1\.1(&|$)"))
+        page.reload(wait_until="domcontentloaded")
+        expect(
+            page.get_by_text(re.compile(r"^How far off will a release be\? ε = 1\.1,"))
+        ).to_be_visible(timeout=120_000)
+        expect(thumb).to_have_attribute("aria-valuetext", "1.1", timeout=30_000)
+        # A value the server sets (the exact-ε box) is shown by the slider, added to its stops.
+        exact.fill("0.5423")
+        exact.press("Enter")
+        expect(thumb).to_have_attribute("aria-valuetext", "0.5423", timeout=60_000)
+        assert step_epsilon(page, "ArrowRight") == "0.55"
+        expect(
+            page.get_by_text(re.compile(r"^How far off will a release be\? ε = 0\.55,"))
+        ).to_be_visible(timeout=60_000)
         assert page.locator('[data-testid="stException"]').count() == 0
