@@ -7,8 +7,8 @@ indices (a ``st.components.v2`` component, its script inline): on every ``input`
 page at once — ``window.dispatchEvent(new CustomEvent("hexplorer:frame", {detail: {group,
 index, value}}))`` — and the charts drawn with ``frames=`` (``dashboard.common.view.liveplot``)
 apply that stop's patch from a document fetched once; the stop's ε goes to the server (a rerun
-of the fragment, for the tables, the headline and the URL) only once the user pauses
-(:data:`PAUSE_MS` without input) or releases the mouse.
+of the fragment, for the tables, the headline and the URL) only once the user releases the
+mouse button or the key, or pauses (:data:`PAUSE_MS` without input) while holding it.
 
 Where the component is not served (``AppTest``, a page run on its own) the page keeps
 ``st.select_slider``: :func:`available` says which.
@@ -24,7 +24,8 @@ import streamlit as st
 from dashboard.common.view import liveplot
 
 PAUSE_MS = 300
-"""How long the slider waits without input before it sends the stop's ε to the server."""
+"""How long the slider waits without input (a key or the mouse button still held) before it
+sends the stop's ε to the server."""
 
 JS = """
 export default function (component) {
@@ -86,7 +87,8 @@ export default function (component) {
     };
     input.addEventListener("pointerup", release);
     input.addEventListener("pointercancel", release);
-    input.addEventListener("change", () => { if (!s.pointer && s.timer === null) send(); });
+    // A key released after a move: sent at once (a key held down moves it stop by stop).
+    input.addEventListener("keyup", () => { if (s.timer !== null) send(); });
   }
   // The server's ε (a rerun: the exact-ε box, the URL, a lesson link) is shown, unless the
   // user is moving the slider (a stop not yet sent): that one wins, and is sent after the pause.
@@ -139,7 +141,8 @@ def epsilon_slider(
 ) -> None:
     """The slider over ``stops`` at ``value`` (one of them), keyed ``key``; its ``input``
     events are ``hexplorer:frame`` events of ``group``; ``on_change(ε)`` runs (a callback,
-    before the fragment reruns) when the user pauses on a stop other than ``value``."""
+    before the fragment reruns) when the user releases the slider, or pauses, on a stop other
+    than ``value``."""
 
     def changed() -> None:
         picked = st.session_state[key].get("epsilon")

@@ -88,18 +88,22 @@ def test_the_charts_follow_the_slider_before_the_rerun(server):
         assert shown["y"] == [1, 4, 1], shown  # data[0].y patched too
         assert thumb.get_attribute("aria-valuetext") == "2"
         expect(page.get_by_text("ε = 2", exact=True)).to_be_visible()  # the slider's value
-        # After the pause, the rerun: of the fragment only.
+        # The key released: the rerun, of the fragment only.
         expect(page.get_by_text("server ε = 2; fragment runs 2")).to_be_visible(timeout=30_000)
         expect(page.get_by_text("full runs 1")).to_be_visible()
 
-        # Two quick steps left: one rerun, after the last; stop 0.5's distribution patch is
-        # null (the chart keeps stop 1's until the rerun), its worst-case line moves.
-        thumb.press("ArrowLeft")
-        thumb.press("ArrowLeft")
+        # The key held down for two steps left: one rerun, after the pause (the key still
+        # held); stop 0.5's distribution patch is null (the chart keeps stop 1's until the
+        # rerun), its worst-case line moves; releasing the key then sends nothing more.
+        page.keyboard.down("ArrowLeft")
+        page.keyboard.down("ArrowLeft")  # a repeat
         shown = _until(page, "s.line === 0.5")
         assert shown["title"].endswith("= 1") and "server ε = 2;" in shown["text"], shown
         expect(page.get_by_text("server ε = 0.5; fragment runs 3")).to_be_visible(timeout=30_000)
+        page.keyboard.up("ArrowLeft")
         _until(page, "s.title.endsWith('= 0.5')", timeout=10_000)  # the rerun's figure
+        page.wait_for_timeout(2_500)
+        expect(page.get_by_text("server ε = 0.5; fragment runs 3")).to_be_visible()
 
         # A value the server sets is shown by the slider.
         page.get_by_role("button", name="Set ε = 4 from the server").click()
