@@ -11,7 +11,9 @@ Run by hand: ``python bench/bench_browser.py [--starts 5] [--moves 10] [--hexago
   again with the new legend shown (median of ``--moves`` moves);
 * One hexagon: a move of the ε slider (keyboard on its thumb) until both ε charts show the new
   ε and the page is idle, plus two animation frames (drawn), at most 300 ms median (the
-  One-hexagon page's own target).
+  One-hexagon page's own target; issue 29 asks 100 ms). The browser's slider sends ε to the
+  server only after a pause, so the charts are drawn from the frames document before the rerun
+  starts; the time until that rerun is done (the headline shows the new ε) is reported too.
 
 ``--ab NAME A B`` compares two versions of a change that reads the environment variable NAME
 (a temporary switch, never committed): fresh servers with NAME=A and NAME=B, interleaved start by
@@ -173,11 +175,31 @@ text locator from outside scans the whole page on every poll, on the same main t
 charts are drawn on, and added about 100 ms to every step it timed."""
 
 
-def epsilon_moves(page, n: int) -> list[float]:
+SETTLED_JS = """
+([eps, t0]) => new Promise((resolve) => {
+  const idle = () => !document.querySelector('[data-testid="stStatusWidgetRunningIcon"], [data-testid="stStatusWidgetRunningManIcon"]')
+    && document.querySelectorAll('[data-stale="true"]').length === 0;
+  const headline = () => [...document.querySelectorAll('[data-testid="stMarkdownContainer"]')]
+    .some(e => e.textContent.includes(`release be? ε = ${eps},`));
+  const tick = () => {
+    if (headline() && idle()) resolve(performance.now() - t0);
+    else requestAnimationFrame(tick);
+  };
+  tick();
+})
+"""
+"""Resolves (ms since ``t0``) once the headline shows the new ε and Streamlit is idle: the
+rerun that follows a step of the browser's slider after its pause
+(``dashboard.hexagon.slider.PAUSE_MS``) is done."""
+EPSILON_LABEL = "Privacy loss ε (log scale)"
+
+
+def epsilon_moves(page, n: int, settled: list[float] | None = None) -> list[float]:
     """Milliseconds per ε-slider step (ArrowLeft/ArrowRight on its thumb), key press to both
-    charts repainted (:data:`REPAINTED_JS`)."""
-    slider = page.locator('[data-testid="stSlider"]').filter(has_text="Privacy loss ε")
-    thumb = slider.get_by_role("slider")
+    charts repainted (:data:`REPAINTED_JS`). Each step then waits for the rerun to be done
+    (:data:`SETTLED_JS`; its milliseconds since the key press go to ``settled``), so every step
+    starts from a settled page."""
+    thumb = page.get_by_role("slider", name=EPSILON_LABEL, exact=True)
     times = []
     for i in range(n):
         key = "ArrowLeft" if (i // 4) % 2 == 0 else "ArrowRight"
@@ -186,10 +208,13 @@ def epsilon_moves(page, n: int) -> list[float]:
         thumb.press(key)
         value = thumb.get_attribute("aria-valuetext")
         times.append(page.evaluate(REPAINTED_JS, [value, t0]))
+        done = page.evaluate(SETTLED_JS, [value, t0])
+        if settled is not None:
+            settled.append(done)
     return times
 
 
-def hexagon_steps(browser, n: int) -> list[float]:
+def hexagon_steps(browser, n: int, settled: list[float] | None = None) -> list[float]:
     """``n`` ε steps on One hexagon, opened directly on a fresh server (:func:`epsilon_moves`,
     after four unmeasured steps that fill the ε stops' caches)."""
     with streamlit_server() as (url, _up):
@@ -198,7 +223,7 @@ def hexagon_steps(browser, n: int) -> list[float]:
         page.get_by_text("at ε = ").first.wait_for(timeout=120_000)  # the distribution
         wait_idle(page)
         epsilon_moves(page, 4)
-        return epsilon_moves(page, n)
+        return epsilon_moves(page, n, settled)
 
 
 def first_map_ab(browser, name: str, values: list[str], pairs: int) -> dict[str, list[float]]:
@@ -275,10 +300,12 @@ def main(argv: list[str] | None = None) -> int:
                 executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True
             )
             try:
-                eps = hexagon_steps(browser, args.moves)
+                settled: list[float] = []
+                eps = hexagon_steps(browser, args.moves, settled)
             finally:
                 browser.close()
-        print(_line("One hexagon: ε-slider step until idle", eps, "ms"))
+        print(_line("One hexagon: ε-slider step until both charts drawn", eps, "ms"))
+        print(_line("One hexagon: ε-slider step until the rerun is done", settled, "ms"))
         print(f"load average {os.getloadavg()[0]:.1f} / {os.getloadavg()[1]:.1f}")
         return 0
 
@@ -311,7 +338,7 @@ def main(argv: list[str] | None = None) -> int:
     print(_line("server start until healthy", [u * 1000 for u in ups], "ms"))
     print(_line("first map after the server is up", [f * 1000 for f in firsts], "ms"))
     print(_line("Map: change 'Colour by' until idle", moves, "ms"))
-    print(_line("One hexagon: ε-slider step until idle", eps, "ms"))
+    print(_line("One hexagon: ε-slider step until both charts drawn", eps, "ms"))
     verdict = "meets" if statistics.median(firsts) <= FIRST_MAP_TARGET_S else "MISSES"
     print(f"first map: {verdict} {FIRST_MAP_TARGET_S:g} s")
     verdict = "meets" if statistics.median(eps) <= EPSILON_TARGET_MS else "MISSES"

@@ -78,8 +78,7 @@ def main(argv: list[str] | None = None) -> int:
             page.evaluate(WAIT_JS, [_fmt(1.0), 0.0])
             print(f"first One-hexagon view (demo city built): {time.perf_counter() - t:.1f} s")
             page.wait_for_timeout(3_000)
-            slider = page.locator('[data-testid="stSlider"]').filter(has_text="Privacy loss ε")
-            thumb = slider.get_by_role("slider")
+            thumb = page.get_by_role("slider", name="Privacy loss ε (log scale)", exact=True)
 
             def move(key: str, eps: float) -> float:
                 thumb.focus()

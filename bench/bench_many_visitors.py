@@ -68,6 +68,10 @@ REPAINTED = """(eps) => [...document.querySelectorAll('.js-plotly-plot, .hexplor
 """The ε line at the new ε (within rounding: the stop 1.7 is drawn at 1.7000000000000002)."""
 FRAMES = "() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))"
 TIMEOUT_MS = 300_000
+SLIDER_AT_JS = """(el) => [el.getAttribute('aria-valuenow') ?? el.value,
+  el.getAttribute('aria-valuemin') ?? el.min, el.getAttribute('aria-valuemax') ?? el.max]"""
+"""The ε slider's position and ends: a Streamlit slider's thumb (ARIA attributes) or a range
+input (its value, min and max)."""
 TICK = os.sysconf("SC_CLK_TCK")
 
 
@@ -197,8 +201,10 @@ async def _visit(browser, url: str, folder: Path, v: Visitor, t0: float, args) -
             v.errors.append("exception on the first view")
         if args.uploads:
             await _own_mean(page, v)
-        thumb = (
+        thumb = (  # the floor's st.select_slider, or the app's own range input
             page.get_by_test_id("stSlider").filter(has_text="Privacy loss ε").get_by_role("slider")
+            if args.floor
+            else page.get_by_role("slider", name="Privacy loss ε (log scale)", exact=True)
         )
         while True:
             wait = v.rng.uniform(args.move_min, args.move_max)
@@ -206,8 +212,8 @@ async def _visit(browser, url: str, folder: Path, v: Visitor, t0: float, args) -
                 break
             await asyncio.sleep(wait)
             step = v.rng.choice((-1, 1))
-            edge = await thumb.get_attribute("aria-valuemin" if step < 0 else "aria-valuemax")
-            if await thumb.get_attribute("aria-valuenow") == edge:
+            now, low, high = await thumb.evaluate(SLIDER_AT_JS)
+            if now == (low if step < 0 else high):
                 step = -step  # at one end of the slider: the other way
             task, start = await _task_s(cdp), time.perf_counter()
             await thumb.focus()

@@ -181,8 +181,7 @@ def measure(url: str, pid: int, args) -> dict[str, list]:
         charts.filter(has_text="Worst-case error against ε").wait_for(state="visible")
 
     def move(page) -> None:
-        thumb = page.get_by_test_id("stSlider").filter(has_text="Privacy loss ε")
-        thumb = thumb.get_by_role("slider")
+        thumb = page.get_by_role("slider", name="Privacy loss ε (log scale)", exact=True)
         thumb.focus()
         page.keyboard.press("ArrowRight")
         eps = thumb.get_attribute("aria-valuetext")
