@@ -195,3 +195,62 @@ def test_the_epsilon_slider_sends_after_a_pause_and_shows_the_servers_value(serv
             page.get_by_text(re.compile(r"^How far off will a release be\? ε = 0\.55,"))
         ).to_be_visible(timeout=60_000)
         assert page.locator('[data-testid="stException"]').count() == 0
+
+
+HELD = """() => {
+  const charts = [...document.querySelectorAll('.hexplorer-lite')];
+  const head = [...document.querySelectorAll('[data-testid="stMarkdownContainer"]')]
+    .map(e => e.textContent).find(t => t.startsWith('How far off will a release be?')) || '';
+  return {title: charts[0].dataset.title, shapes: charts[1].__lite.figure.layout.shapes || [],
+          head, frames: charts.map(g => (g.parentElement.__hexplorerFrames || {}).url || null)};
+}"""
+
+
+def test_an_epsilon_step_repaints_both_charts_before_the_rerun(server):
+    """With the frames document wired (``dashboard/hexagon/frames.py``), ArrowRight on the ε
+    slider redraws both charts at the new stop while the page's messages to the server are
+    held (so no rerun can have drawn them): the distribution's title and the worst-case chart's
+    ε line; released, the rerun brings the headline."""
+    with chromium_page(ARTIFACTS / "browser-hexagon-frames-failure.png") as (page, expect):
+        held: dict = {"on": False, "queue": []}
+
+        def stream(ws) -> None:  # Streamlit's websocket, the page's messages held on demand
+            upstream = ws.connect_to_server()
+
+            def to_server(message) -> None:
+                if held["on"]:
+                    held["queue"].append((upstream, message))
+                else:
+                    upstream.send(message)
+
+            ws.on_message(to_server)
+
+        page.route_web_socket(re.compile(r"/_stcore/stream"), stream)
+        page.goto(f"{server}/one_hexagon", wait_until="domcontentloaded", timeout=60_000)
+        expect(page.locator(".hexplorer-lite").nth(1)).to_be_visible(timeout=180_000)
+        expect(page.get_by_text(re.compile("land at ε = 1$"))).to_be_visible(timeout=60_000)
+        urls = page.evaluate(HELD)["frames"]
+        if not all(urls):
+            pytest.skip("One hexagon passes its charts no frames document on this branch")
+        assert page.evaluate(  # the document, fetched once the charts were drawn
+            "(url) => window.__hexplorerFrames[url].then(d => d !== null)", urls[0]
+        )
+        held["on"] = True
+        assert step_epsilon(page, "ArrowRight") == "1.1"
+        page.wait_for_function(
+            f"""() => {{ const s = ({HELD})();
+                return s.title.endsWith('at ε = 1.1')
+                  && s.shapes.some(x => Math.abs(x.x0 - 1.1) < 1e-9 && Math.abs(x.x1 - 1.1) < 1e-9);
+            }}""",
+            timeout=5_000,
+        )
+        assert page.evaluate(HELD)["head"].startswith("How far off will a release be? ε = 1,")
+        assert held["queue"], "the slider sent its stop on the key's release"
+        held["on"] = False
+        for upstream, message in held["queue"]:
+            upstream.send(message)
+        expect(
+            page.get_by_text(re.compile(r"^How far off will a release be\? ε = 1\.1,"))
+        ).to_be_visible(timeout=60_000)
+        expect(page.get_by_text(re.compile("land at ε = 1.1$"))).to_be_visible()
+        assert page.locator('[data-testid="stException"]').count() == 0
