@@ -131,3 +131,31 @@ def test_without_the_route_a_live_chart_is_streamlits_plotly_chart():
     assert not at.exception
     charts = at.get("plotly_chart")
     assert len(charts) == 1 and '"y":[3,4]' in charts[0].proto.spec.replace(" ", "")
+
+
+def _page_with_frames():
+    import plotly.graph_objects as go
+
+    from dashboard.common.view import ui
+
+    ui.chart(
+        go.Figure(go.Scatter(x=[1, 2], y=[3, 4])),
+        key="k",
+        frames="/_hexplorer/frames/x.json",
+        group="hexagon_epsilon",
+    )
+
+
+def test_a_chart_with_frames_is_streamlits_plotly_chart_without_the_route():
+    """Without the component (AppTest) frames change nothing: the rerun draws every stop."""
+    at = AppTest.from_function(_page_with_frames).run()
+    assert not at.exception
+    assert len(at.get("plotly_chart")) == 1
+
+
+def test_frames_need_the_group_of_the_events_they_follow():
+    import plotly.graph_objects as go
+    import pytest
+
+    with pytest.raises(ValueError, match="group="):
+        liveplot.chart(go.Figure(), key="k", config={}, frames="/_hexplorer/frames/x.json")
