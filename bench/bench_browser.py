@@ -149,32 +149,48 @@ def map_moves(page, n: int) -> list[float]:
     return times
 
 
-REPAINTED_JS = """
-([eps, t0]) => new Promise((resolve) => {
-  const idle = () => !document.querySelector('[data-testid="stStatusWidgetRunningIcon"], [data-testid="stStatusWidgetRunningManIcon"]')
-    && document.querySelectorAll('[data-stale="true"]').length === 0;
-  const plots = () => [...document.querySelectorAll('.js-plotly-plot, .hexplorer-lite')];
-  const titled = () => plots().some(g => [...g.querySelectorAll('.gtitle, .lite-title')]
-    .some(t => t.textContent.includes(`at ε = ${eps}`)));
-  const marked = () => plots().some(g => ((g._fullLayout || (g.__lite || {}).figure?.layout || {}).shapes || [])
-    .some(s => Math.abs(s.x0 - eps) < 1e-9 * eps && Math.abs(s.x1 - eps) < 1e-9 * eps));
-  const tick = () => {
-    if (titled() && marked() && idle()) {
-      requestAnimationFrame(() => requestAnimationFrame(() => resolve(performance.now() - t0)));
-    } else {
-      requestAnimationFrame(tick);
-    }
-  };
-  tick();
-})
+CHARTS_JS = """
+const idle = () => !document.querySelector('[data-testid="stStatusWidgetRunningIcon"], [data-testid="stStatusWidgetRunningManIcon"]')
+  && document.querySelectorAll('[data-stale="true"]').length === 0;
+const plots = () => [...document.querySelectorAll('.js-plotly-plot, .hexplorer-lite')];
+const titled = (eps) => plots().some(g => [...g.querySelectorAll('.gtitle, .lite-title')]
+  .some(t => t.textContent.includes(`at ε = ${eps}`)));
+const marked = (eps) => plots().some(g => ((g._fullLayout || (g.__lite || {}).figure?.layout || {}).shapes || [])
+  .some(s => Math.abs(s.x0 - eps) < 1e-9 * eps && Math.abs(s.x1 - eps) < 1e-9 * eps));
 """
-"""Resolves (ms since ``t0``) two animation frames after both ε charts show the new ε — the
-distribution's title says "at ε = …" and the worst-case chart's ε line is drawn at it — and
-Streamlit is idle. The page itself watches (as in ``bench_map.py``): polling with Playwright's
-text locator from outside scans the whole page on every poll, on the same main thread the
-charts are drawn on, and added about 100 ms to every step it timed."""
-
-
+WATCH_JS = (
+    """
+(label) => {
+  const t0 = performance.now();"""
+    + CHARTS_JS
+    + """
+  const thumb = () => document.querySelector(`input[aria-label="${label}"]`)
+    || [...document.querySelectorAll('[data-testid="stSlider"]')]
+      .find(e => e.textContent.includes('Privacy loss ε'))?.querySelector('[role="slider"]');
+  const before = thumb().getAttribute('aria-valuetext');
+  window.__hexplorerDrawn = new Promise((resolve) => {
+    const tick = () => {
+      const eps = thumb().getAttribute('aria-valuetext');
+      if (eps !== before && titled(eps) && marked(eps)) {
+        requestAnimationFrame(() => requestAnimationFrame(() => resolve(performance.now() - t0)));
+      } else {
+        requestAnimationFrame(tick);
+      }
+    };
+    tick();
+  });
+  return t0;
+}
+"""
+)
+"""Called just before a step: watches, from then on, for both ε charts to show the slider's
+new ε (whoever draws them: the frames document before the rerun, or the rerun) and resolves
+``window.__hexplorerDrawn`` (ms since the call) two animation frames later, idle or not. Set up
+before the key press, so its frames are counted from when the charts change, not from when the
+benchmark asks (by then the rerun may hold the main thread). The page itself watches (as in
+``bench_map.py``): polling with Playwright's text locator from outside scans the whole page on
+every poll, on the same main thread the charts are drawn on, and added about 100 ms to every
+step it timed."""
 SETTLED_JS = """
 ([eps, t0]) => new Promise((resolve) => {
   const idle = () => !document.querySelector('[data-testid="stStatusWidgetRunningIcon"], [data-testid="stStatusWidgetRunningManIcon"]')
@@ -194,20 +210,28 @@ rerun that follows a step of the browser's slider after its pause
 EPSILON_LABEL = "Privacy loss ε (log scale)"
 
 
+def epsilon_thumb(page):
+    """One hexagon's ε slider: the browser's range input, or (an older version, for an A/B)
+    Streamlit's slider thumb."""
+    return page.get_by_role("slider", name=EPSILON_LABEL, exact=True).or_(
+        page.get_by_test_id("stSlider").filter(has_text="Privacy loss ε").get_by_role("slider")
+    )
+
+
 def epsilon_moves(page, n: int, settled: list[float] | None = None) -> list[float]:
     """Milliseconds per ε-slider step (ArrowLeft/ArrowRight on its thumb), key press to both
-    charts repainted (:data:`REPAINTED_JS`). Each step then waits for the rerun to be done
+    charts repainted (:data:`WATCH_JS`). Each step then waits for the rerun to be done
     (:data:`SETTLED_JS`; its milliseconds since the key press go to ``settled``), so every step
     starts from a settled page."""
-    thumb = page.get_by_role("slider", name=EPSILON_LABEL, exact=True)
+    thumb = epsilon_thumb(page)
     times = []
     for i in range(n):
         key = "ArrowLeft" if (i // 4) % 2 == 0 else "ArrowRight"
         thumb.focus()
-        t0 = page.evaluate("() => performance.now()")
+        t0 = page.evaluate(WATCH_JS, EPSILON_LABEL)
         thumb.press(key)
         value = thumb.get_attribute("aria-valuetext")
-        times.append(page.evaluate(REPAINTED_JS, [value, t0]))
+        times.append(page.evaluate("() => window.__hexplorerDrawn"))
         done = page.evaluate(SETTLED_JS, [value, t0])
         if settled is not None:
             settled.append(done)

@@ -138,11 +138,19 @@ HEADLINE_AT_JS = """(eps) => [...document.querySelectorAll('[data-testid="stMark
 EPSILON_LABEL = "Privacy loss ε (log scale)"
 
 
+def epsilon_thumb(page):
+    """One hexagon's ε slider: the browser's range input, or (an older version, for an A/B)
+    Streamlit's slider thumb."""
+    return page.get_by_role("slider", name=EPSILON_LABEL, exact=True).or_(
+        page.get_by_test_id("stSlider").filter(has_text="Privacy loss ε").get_by_role("slider")
+    )
+
+
 def _hexagon_step(page, cdp) -> dict[str, dict[str, float]]:
     """One stop right on One hexagon's ε slider (the browser's range input, keyboard): the
     main-thread time until both charts show the new ε, and until the rerun that follows the
     slider's pause is done (the headline shows it; the page idle)."""
-    thumb = page.get_by_role("slider", name=EPSILON_LABEL, exact=True)
+    thumb = epsilon_thumb(page)
     thumb.focus()
     before = _metrics(cdp, page)
     thumb.press("ArrowRight")
