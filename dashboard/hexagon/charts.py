@@ -96,7 +96,9 @@ class Ridges:
     shares: tuple[np.ndarray, ...]
 
 
-def ridges(sets: Sequence[ReleaseSet], *, true_mean: float, within: float, bins: int = 60) -> Ridges:
+def ridges(
+    sets: Sequence[ReleaseSet], *, true_mean: float, within: float, bins: int = 60
+) -> Ridges:
     """The x axis's range and each set's ridge: 99 % of every set's releases and the ±``within``
     band are in range; each ridge is the histogram of ``bins`` equal bins over that range, scaled
     to its own peak, on its own baseline (the first set on top)."""
