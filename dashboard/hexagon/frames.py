@@ -203,10 +203,11 @@ def frames_of(
     shapes: list[tuple[str, ...] | None] = []
     worst: list[Patch] = []
     curves: dict[float, Patch] = {}
+    arrays: dict = {}  # each grouping once per m_UB, for every stop
     for eps in stops:
         eps = float(eps)
         sets = release_sets(
-            [simulate(h, name, eps, m_ub, seed, n_runs) for name in chosen],
+            [simulate(h, name, eps, m_ub, seed, n_runs, arrays) for name in chosen],
             upper=h.upper,
             true_mean=h.true_mean,
             within=within,

@@ -215,8 +215,8 @@ def test_a_stop_with_other_traces_is_null_and_the_others_still_hold():
     patches then carry the height, which follows the number of ridges."""
     gone = (STOPS[2], CHOSEN[1])
 
-    def simulate(h, name, eps, m_ub, seed, n_runs):
-        sim = hx.simulate(h, name, eps, m_ub, seed, n_runs)
+    def simulate(h, name, eps, m_ub, seed, n_runs, arrays=None):
+        sim = hx.simulate(h, name, eps, m_ub, seed, n_runs, arrays)
         if (eps, name) == gone:
             return hx.Simulated(
                 mechanism=name, estimates=None, m_ub=None, n_arrays=None,
@@ -280,12 +280,16 @@ def test_the_url_keys_every_input_and_computes_nothing(monkeypatch):
 def test_demo_city_patches_give_the_pages_own_figures(monkeypatch):
     """The One-hexagon page on the demo city, run at a few stops (the first, the last, the
     default ε and some between); every figure it draws is recorded, and stop k's patch on the
-    figure of stop j must be the page's figure of stop k."""
+    figure of stop j must be the page's figure of stop k. Once the page passes its frames path
+    to ``ui.chart(frames=...)``, that document is checked too (the same path at every stop)."""
     drawn: dict[str, dict] = {}
+    urls: set[str] = set()
     original = ui_module.chart
 
     def record(fig, *, key, **kwargs):
         drawn["chart_" + key] = encoded(fig)
+        if kwargs.get("frames") is not None:  # the page wired to its frames document
+            urls.add(kwargs["frames"])
         return original(fig, key=key, **kwargs)
 
     monkeypatch.setattr(ui_module, "chart", record)
@@ -300,6 +304,11 @@ def test_demo_city_patches_give_the_pages_own_figures(monkeypatch):
         at.select_slider(key=hs.EPSILON_SLIDER).set_value(eps).run()
         assert not at.exception and ss[state.EPSILON] == eps
         figures[eps] = {k: drawn[k] for k in (hf.DISTRIBUTION, hf.WORST_CASE)}
+    if urls:  # the page's own document (all 271 stops): one for every ε step
+        assert len(urls) == 1, urls
+        entry = frames.STORE.entry(urls.pop().removeprefix(frames.PREFIX).removesuffix(".json"))
+        assert entry is not None
+        assert assert_contract(sent(entry.compute()), figures) == 2 * len(picked) ** 2
     chosen = tuple(n for n in MECHANISMS if n in ss[state.MECHANISMS])
     doc = sent(
         hf.document(
