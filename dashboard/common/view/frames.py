@@ -10,10 +10,12 @@ script run pays nothing. The first GET of that path (:func:`routes`, served by `
 encodes it once (compact JSON, gzipped) and keeps the bytes; later GETs, from any session with
 the same key, get those bytes. Two GETs at once compute it once.
 
-The store is bounded (:data:`MAX_DOCUMENTS`, least recently used first out) and lives in this
-process only: after a restart or an eviction the path answers 404 and the browser simply keeps
-waiting for reruns. A compute that fails answers 500 with one line and keeps nothing, so the
-next GET tries again.
+The store is bounded (:data:`MAX_DOCUMENTS`, least recently used first out), its entries
+expire with the dashboard's caches (``limits.CACHE_TTL_S`` after they were registered), and it
+lives in this process only: after a restart, an eviction or the expiry the path answers 404 and
+the browser simply keeps waiting for reruns. A computed entry drops its ``compute`` (which may
+hold an upload's bytes), so only a document nobody fetched keeps its inputs, until it goes. A
+compute that fails answers 500 with one line and keeps nothing, so the next GET tries again.
 
 A document's *patches* follow one rule, shared with the browser's code: a patch is a flat dict
 of plotly paths to values (``"data[1].x"``, ``"layout.title.text"``,
@@ -29,6 +31,7 @@ import json
 import logging
 import re
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -37,6 +40,8 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Route
+
+from dashboard.common.source import limits
 
 PREFIX = "/_hexplorer/frames/"
 ROUTE = PREFIX + "{digest}.json"
@@ -71,8 +76,9 @@ def encode(document: Any) -> bytes:
 class _Entry:
     """One registered document: how to compute it, and its gzipped bytes once computed."""
 
-    def __init__(self, compute: Callable[[], Any]) -> None:
-        self.compute = compute
+    def __init__(self, compute: Callable[[], Any], made: float) -> None:
+        self.compute: Callable[[], Any] | None = compute
+        self.made = made
         self.lock = threading.Lock()  # one compute at a time; the second GET waits for it
         self.gzipped: bytes | None = None
         self.size = 0  # bytes before gzip
@@ -81,9 +87,12 @@ class _Entry:
         """The gzipped document, computed on the first call (in the caller's thread)."""
         with self.lock:
             if self.gzipped is None:
+                if self.compute is None:  # dropped only once the bytes are kept
+                    raise RuntimeError("frames entry without its compute")
                 body = encode(self.compute())
                 self.size = len(body)
                 self.gzipped = gzip.compress(body, compresslevel=6, mtime=0)
+                self.compute = None  # its inputs (an upload's bytes, say) are not kept
             return self.gzipped
 
 
@@ -99,12 +108,20 @@ class Store:
     True
     """
 
-    def __init__(self, max_documents: int = MAX_DOCUMENTS) -> None:
+    def __init__(
+        self,
+        max_documents: int = MAX_DOCUMENTS,
+        *,
+        ttl_s: float = limits.CACHE_TTL_S,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         if isinstance(max_documents, bool) or not isinstance(max_documents, int):
             raise ValueError(f"max_documents must be a whole number >= 1; got {max_documents!r}")
         if max_documents < 1:
             raise ValueError(f"max_documents must be a whole number >= 1; got {max_documents!r}")
         self.max_documents = max_documents
+        self.ttl_s = float(ttl_s)
+        self._clock = clock
         self._lock = threading.Lock()
         self._entries: OrderedDict[str, _Entry] = OrderedDict()
 
@@ -117,11 +134,13 @@ class Store:
         if not isinstance(key, str) or not callable(compute):
             raise TypeError("frames.url takes a str key and a function of no arguments")
         d = digest(key)
+        now = self._clock()
         with self._lock:
+            self._expire(now)
             if d in self._entries:
                 self._entries.move_to_end(d)
             else:
-                self._entries[d] = _Entry(compute)
+                self._entries[d] = _Entry(compute, now)
                 while len(self._entries) > self.max_documents:
                     self._entries.popitem(last=False)
         return f"{PREFIX}{d}.json"
@@ -129,10 +148,16 @@ class Store:
     def entry(self, d: str) -> _Entry | None:
         """The entry of digest ``d`` (marked as used), or None."""
         with self._lock:
+            self._expire(self._clock())
             found = self._entries.get(d)
             if found is not None:
                 self._entries.move_to_end(d)
             return found
+
+    def _expire(self, now: float) -> None:
+        """Drop the entries registered more than ``ttl_s`` ago (the caller holds the lock)."""
+        for d in [d for d, e in self._entries.items() if now - e.made > self.ttl_s]:
+            del self._entries[d]
 
     def __len__(self) -> int:
         with self._lock:

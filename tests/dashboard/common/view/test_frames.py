@@ -73,6 +73,21 @@ def test_the_store_is_bounded_least_recently_used_first_out():
         frames.Store(max_documents=0)
 
 
+def test_entries_expire_with_the_caches_and_drop_their_inputs_once_computed():
+    now = [0.0]
+    store = frames.Store(ttl_s=10, clock=lambda: now[0])
+    path = store.url("k", lambda: {"n": 1})
+    d = path.removeprefix(frames.PREFIX).removesuffix(".json")
+    with _client(store) as client:
+        assert client.get(path).status_code == 200
+        entry = store.entry(d)
+        assert entry is not None and entry.compute is None  # computed: its inputs let go
+        now[0] = 10.5
+        assert client.get(path).status_code == 404  # expired, as the caches' entries do
+    assert len(store) == 0
+    assert store.url("k", lambda: {"n": 2}) == path and len(store) == 1  # made anew
+
+
 def test_a_failed_compute_is_500_in_one_line_and_kept_nowhere(caplog):
     store = frames.Store()
     attempts = []
@@ -142,7 +157,7 @@ def test_the_compute_runs_off_the_event_loop():
 
 
 def test_gzip_body_is_the_compact_json():
-    entry = frames._Entry(lambda: {"a": [1, 2.5], "b": None})
+    entry = frames._Entry(lambda: {"a": [1, 2.5], "b": None}, made=0.0)
     assert gzip.decompress(entry.encoded()) == b'{"a":[1,2.5],"b":null}'
     assert entry.size == len(b'{"a":[1,2.5],"b":null}')
     assert json.loads(gzip.decompress(entry.encoded())) == {"a": [1, 2.5], "b": None}
