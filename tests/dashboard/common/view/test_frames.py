@@ -5,14 +5,19 @@ from __future__ import annotations
 
 import gzip
 import json
+import subprocess
+import sys
 import threading
 import time
+from pathlib import Path
 
 import pytest
 from starlette.applications import Starlette
 from starlette.testclient import TestClient
 
 from dashboard.common.view import frames
+
+ROOT = Path(__file__).resolve().parents[4]
 
 
 def _client(store: frames.Store) -> TestClient:
@@ -185,3 +190,21 @@ def test_apply_puts_each_value_at_its_path():
         frames.apply(fig, {"data[5].x": [1]})  # a patch for a figure with more traces
     with pytest.raises(ValueError, match="not a patch path"):
         frames.apply(fig, {"data[1]..x": [1]})
+
+
+def test_app_py_serves_the_frames_route():
+    """``app.py``'s ``st.App`` has the route (in a fresh interpreter: importing app.py changes
+    process-wide state)."""
+    script = (
+        "import sys; sys.path.insert(0, sys.argv[1]); import app; "
+        "print([getattr(r, 'path', '') for r in app.app._user_routes])"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(ROOT)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert frames.ROUTE in done.stdout.splitlines()[-1]
