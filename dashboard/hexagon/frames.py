@@ -8,9 +8,15 @@ values (:func:`dashboard.common.view.frames.apply` is the rule). Applying stop k
 figure the page drew at any stop gives the figure the page draws at stop k; a stop whose figure
 has another shape (a mechanism without releases there: another number of traces) gets ``None``
 and the browser waits for the rerun. The numbers come from the functions the page's figures
-come from: the same seeded simulations (:func:`dashboard.hexagon.compute.simulated`'s function,
-uncached so 271 stops do not push the page's entries out), :func:`release_sets`,
-:func:`charts.ridges <dashboard.hexagon.charts.ridges>` and the cached worst case against ε.
+come from: the same seeded simulations (:func:`dashboard.hexagon.compute.simulate`, which
+the page's cached ``simulated`` calls; uncached here so 271 stops do not push the page's entries
+out), :func:`release_sets`, :func:`charts.ridges <dashboard.hexagon.charts.ridges>` and the
+cached worst case against ε. Only the paths that vary are sent (:func:`varying`): on the
+usual stops the worst-case chart's patch is its ε line alone.
+
+The page should build its distribution chart's sets with :func:`release_sets` too (today it
+repeats the same lines; the contract test compares the page's own figures, so a difference
+fails it).
 
 The page calls :func:`hexagon_frames_url` on each run; the document is computed on the first GET
 of that path, in a worker thread (:mod:`dashboard.common.view.frames`).
