@@ -21,7 +21,7 @@ from pathlib import Path
 import streamlit as st
 from starlette.middleware import Middleware
 
-from dashboard.common.view import liveplot
+from dashboard.common.view import frames, liveplot
 from dashboard.server import nodelay, warmup
 from dashboard.server.prefetch import ModulePreload
 from dashboard.server.statics import StaticCache
@@ -89,6 +89,8 @@ else:  # `streamlit run app.py` (or an ASGI server) imports this file to find th
                 routes=liveplot.static_files(),
             ),
         ],
-        routes=liveplot.routes(),  # uPlot and plotly.js for the charts that update in place
+        # uPlot and plotly.js for the charts that update in place; the frames documents they
+        # repaint from on a slider's step before the rerun (computed on their first GET)
+        routes=[*liveplot.routes(), *frames.routes()],
     )
     liveplot.enable()

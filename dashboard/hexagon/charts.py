@@ -78,6 +78,85 @@ def distribution_height(n: int) -> int:
     return max(330, 110 + 45 * n)
 
 
+@dataclass(frozen=True, kw_only=True)
+class Ridges:
+    """The numbers of the distribution chart at one ε: what :func:`releases_distribution` draws
+    and :mod:`dashboard.hexagon.frames` sends for each of the slider's stops (one source).
+
+    ``x`` is every ridge's x (the left edge, the ``bins`` bin centres, the right edge); ``ys``
+    and ``shares`` hold one array of the same length per set: the ridge's height (its baseline
+    ``offset`` plus 0.9 × the bin's count over the set's peak) and the share of the set's
+    releases in each bin (0 at both ends). ``lo``/``hi`` are the x axis's range.
+    """
+
+    lo: float
+    hi: float
+    x: np.ndarray
+    ys: tuple[np.ndarray, ...]
+    shares: tuple[np.ndarray, ...]
+
+
+def _tails_and_sorted(sets: Sequence[ReleaseSet]) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Each set's 0.5 % and 99.5 % quantiles and its sorted releases, the sets of one length
+    stacked (one quantile and one sort for all of them: the frames document runs 271 stops)."""
+    out: list = [None] * len(sets)
+    by_length: dict[int, list[int]] = {}
+    for i, s in enumerate(sets):
+        by_length.setdefault(len(s.values), []).append(i)
+    for at in by_length.values():
+        stack = np.stack([np.asarray(sets[i].values, dtype=float) for i in at])
+        tails = np.quantile(stack, (0.005, 0.995), axis=1)
+        ordered = np.sort(stack, axis=1)
+        for j, i in enumerate(at):
+            out[i] = (tails[:, j], ordered[j])
+    return out
+
+
+def ridges(
+    sets: Sequence[ReleaseSet], *, true_mean: float, within: float, bins: int = 60
+) -> Ridges:
+    """The x axis's range and each set's ridge: 99 % of every set's releases and the ±``within``
+    band are in range; each ridge is the histogram of ``bins`` equal bins over that range
+    (counted as ``np.histogram`` counts with these edges: by searching the sorted releases, the
+    last bin closed), scaled to its own peak, on its own baseline (the first set on top)."""
+    n = len(sets)
+    tails = _tails_and_sorted(sets)
+    lo = min([true_mean - within] + [float(t[0]) for t, _ in tails])
+    hi = max([true_mean + within] + [float(t[1]) for t, _ in tails])
+    if hi - lo < 1e-9:
+        lo, hi = lo - 1.0, hi + 1.0
+    edges = np.linspace(lo, hi, bins + 1)
+    centres = (edges[:-1] + edges[1:]) / 2.0
+    ys, shares = [], []
+    for i, (s, (_, ordered)) in enumerate(zip(sets, tails, strict=True)):
+        offset = float(n - 1 - i)
+        below = np.concatenate(
+            [ordered.searchsorted(edges[:-1], "left"), ordered.searchsorted(edges[-1:], "right")]
+        )
+        hist = np.diff(below).astype(float)
+        peak = hist.max() if hist.max() > 0 else 1.0
+        ys.append(np.concatenate([[offset], offset + 0.9 * hist / peak, [offset]]))
+        shares.append(np.concatenate([[0.0], hist / max(len(s.values), 1), [0.0]]))
+    return Ridges(
+        lo=lo,
+        hi=hi,
+        x=np.concatenate([[edges[0]], centres, [edges[-1]]]),
+        ys=tuple(ys),
+        shares=tuple(shares),
+    )
+
+
+def distribution_title(epsilon: float, *, raw: bool) -> str:
+    """The distribution chart's title at ``epsilon``."""
+    kind = "raw releases (not clamped)" if raw else "releases (clamped into [0, U])"
+    return f"Where {kind} land at ε = {epsilon:g}"
+
+
+def share_note(s: ReleaseSet, *, within: float, units: Units = DEFAULT_UNITS) -> str:
+    """The text above a set's ridge: its name and its share of releases within ±``within``."""
+    return f"{s.title} · {s.share_within:.0%} within ±{within:g} {units.value}"
+
+
 def releases_distribution(
     sets: Sequence[ReleaseSet],
     *,
@@ -94,17 +173,12 @@ def releases_distribution(
     Traces: 0 the ±``within`` band around the true mean (a filled rectangle), then one filled
     ridge per entry of ``sets`` (its fixed colour; first set on top), then the true mean (a
     vertical line). The x axis is the data's unit and spans 99 % of every set's releases and
-    the band; each ridge is the histogram of ``bins`` equal bins scaled to its own peak. The
-    mechanism's name and the share of its releases inside the band are printed above its ridge
-    (one annotation per set, in order).
+    the band; each ridge is the histogram of ``bins`` equal bins scaled to its own peak
+    (:func:`ridges`). The mechanism's name and the share of its releases inside the band are
+    printed above its ridge (one annotation per set, in order).
     """
     n = len(sets)
-    lo = min([true_mean - within] + [float(np.quantile(s.values, 0.005)) for s in sets])
-    hi = max([true_mean + within] + [float(np.quantile(s.values, 0.995)) for s in sets])
-    if hi - lo < 1e-9:
-        lo, hi = lo - 1.0, hi + 1.0
-    edges = np.linspace(lo, hi, bins + 1)
-    centres = (edges[:-1] + edges[1:]) / 2.0
+    r = ridges(sets, true_mean=true_mean, within=within, bins=bins)
     top = n - 1 + 0.95
     band = go.Scatter(
         x=[true_mean - within, true_mean + within, true_mean + within, true_mean - within],
@@ -120,14 +194,10 @@ def releases_distribution(
     notes: list[dict] = []
     for i, s in enumerate(sets):
         offset = float(n - 1 - i)
-        hist = np.histogram(s.values, bins=edges)[0].astype(float)
-        peak = hist.max() if hist.max() > 0 else 1.0
-        heights = offset + 0.9 * hist / peak
-        share = hist / max(len(s.values), 1)
         data.append(
             go.Scatter(
-                x=np.concatenate([[edges[0]], centres, [edges[-1]]]),
-                y=np.concatenate([[offset], heights, [offset]]),
+                x=r.x,
+                y=r.ys[i],
                 fill="toself",
                 mode="lines",
                 line=dict(color=mechanism_colour(s.mechanism), width=1.5),
@@ -135,7 +205,7 @@ def releases_distribution(
                 opacity=0.75,
                 name=s.title,
                 showlegend=False,
-                customdata=np.concatenate([[0.0], share, [0.0]]),
+                customdata=r.shares[i],
                 hovertemplate=(
                     f"{s.title}<br>%{{x:.2f}} {units.value}: "
                     "%{customdata:.1%} of releases<extra></extra>"
@@ -151,7 +221,7 @@ def releases_distribution(
                 xanchor="left",
                 yanchor="bottom",
                 showarrow=False,
-                text=f"{s.title} · {s.share_within:.0%} within ±{within:g} {units.value}",
+                text=share_note(s, within=within, units=units),
                 font=dict(color=mechanism_colour(s.mechanism)),
                 bgcolor="rgba(255,255,255,0.75)",
             )
@@ -166,11 +236,10 @@ def releases_distribution(
             hoverinfo="skip",
         )
     )
-    kind = "raw releases (not clamped)" if raw else "releases (clamped into [0, U])"
     return figure(
         data,
-        f"Where {kind} land at ε = {epsilon:g}",
-        xaxis=dict(title=f"released mean ({units.value})", range=[lo, hi]),
+        distribution_title(epsilon, raw=raw),
+        xaxis=dict(title=f"released mean ({units.value})", range=[r.lo, r.hi]),
         yaxis=dict(showticklabels=False, showgrid=False, range=[-0.15, n + 0.05], fixedrange=True),
         annotations=notes,
         height=distribution_height(n),
@@ -455,12 +524,16 @@ def mae_vs_epsilon(
 __all__ = [
     "Mark",
     "ReleaseSet",
+    "Ridges",
     "counts_histogram",
+    "distribution_title",
     "eps_axis",
     "error_curve",
     "label_at",
     "mae_vs_epsilon",
     "releases_distribution",
+    "ridges",
+    "share_note",
     "staircase_chart",
     "worst_case_vs_epsilon",
 ]

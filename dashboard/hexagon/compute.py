@@ -245,15 +245,32 @@ def simulated(
     seed: int,
     n_runs: int,
 ) -> Simulated:
+    """:func:`simulate` on the HAT ``label`` of ``spec`` (cached)."""
+    return simulate(hat(spec, label), mechanism, epsilon, m_ub, seed, n_runs)
+
+
+def simulate(
+    h: HatData,
+    mechanism: str,
+    epsilon: float,
+    m_ub: int | None,
+    seed: int,
+    n_runs: int,
+    arrays: dict | None = None,
+) -> Simulated:
     """``core.mechanisms.run_mechanism`` with ``rng_for(seed, "distribution", mechanism)``.
 
     ``m_ub`` None: the mechanism's own m_UB rule. The draws are the raw releases; clamping into
-    [0, U] (:func:`core.postprocess.clamp_mean`) is applied by :func:`releases_of`.
+    [0, U] (:func:`core.postprocess.clamp_mean`) is applied by :func:`releases_of`. Uncached:
+    the frames document (:mod:`dashboard.hexagon.frames`) runs every stop of the ε slider
+    through it without filling :func:`simulated`'s cache, with one ``arrays`` dict for all of
+    them (each grouping built once per m_UB, as ``core.evaluation.monte_carlo`` does).
     """
-    h = hat(spec, label)
     rng = rng_for(seed, "distribution", mechanism)
     try:
-        d = run_mechanism(mechanism, h, epsilon, m_ub=m_ub, rng=rng, size=n_runs)
+        d = run_mechanism(
+            mechanism, h, epsilon, m_ub=m_ub, rng=rng, size=n_runs, _arrays_cache=arrays
+        )
     except NotApplicableError as exc:
         return Simulated(
             mechanism=mechanism,

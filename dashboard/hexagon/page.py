@@ -13,7 +13,6 @@ it alone, not the data sidebar.
 
 from __future__ import annotations
 
-import numpy as np
 import pandas as pd
 import streamlit as st
 
@@ -26,7 +25,7 @@ from dashboard.common.source import compute
 from dashboard.common.source.compute import DataSpec
 from dashboard.common.source.units import current
 from dashboard.common.view import ui
-from dashboard.hexagon import charts, labels, memo, panels, readouts, slider
+from dashboard.hexagon import charts, frames, labels, memo, panels, readouts, slider
 from dashboard.hexagon import compute as hx
 from dashboard.hexagon import glossary as g
 from dashboard.hexagon import state as hs
@@ -182,19 +181,13 @@ def view(spec: DataSpec) -> None:
             "these record counts (— where SPEC has none).",
         )
         # --- The two charts ε moves most: where releases land, and the worst case against ε --
-        sets, sims = [], []
-        for name in chosen:
-            sim = hx.simulated(spec, hat, name, eps, m_ub if override else None, seed, n_runs)
-            sims.append(sim)
-            values = hx.releases_of(sim, h.upper, raw=raw)
-            if values is None:
-                continue
-            share = float(np.mean(np.abs(values - h.true_mean) <= within))
-            sets.append(
-                charts.ReleaseSet(
-                    mechanism=name, title=MECHANISMS[name].title, values=values, share_within=share
-                )
-            )
+        sims = [
+            hx.simulated(spec, hat, name, eps, m_ub if override else None, seed, n_runs)
+            for name in chosen
+        ]
+        sets = frames.release_sets(  # as the frames document builds them, stop by stop
+            sims, upper=h.upper, true_mean=h.true_mean, within=within, raw=raw
+        )
         target_eps, plan_note = None, None
         if target is not None:
             p = hx.target_plan(
@@ -205,8 +198,14 @@ def view(spec: DataSpec) -> None:
         upto = hx.worst_case_range(eps, target_eps)  # on past 10 when a target needs it
         vs_eps = hx.worst_case_vs_epsilon(spec, hat, noise_measure, upto)
         # Each ε stop's patch of both charts, fetched once by the browser (a move of the
-        # browser's slider repaints them before the rerun); None: the charts wait for the rerun.
-        frames_url: str | None = None
+        # browser's slider repaints them before the rerun); computed on its first GET, not here.
+        frames_url = frames.hexagon_frames_url(
+            spec, hat, stops=hs.stops_with(eps), chosen=chosen,
+            m_ub=m_ub if override else None, seed=seed, n_runs=n_runs, within=within, raw=raw,
+            units=units, noise_measure=noise_measure,
+            target=float(target) if target is not None else None,
+            target_mechanism=str(ss[hs.TARGET_MECHANISM]),
+        )  # fmt: skip
         left, right = st.columns(2)
         with left:
             if sets:
