@@ -206,7 +206,7 @@ SETTLED_JS = """
 """
 """Resolves (ms since ``t0``) once the headline shows the new ε and Streamlit is idle: the
 rerun that follows a step of the browser's slider after its pause
-(``dashboard.hexagon.slider.PAUSE_MS``) is done."""
+(``dashboard.common.view.slider.PAUSE_MS``) is done."""
 EPSILON_LABEL = "Privacy loss ε (log scale)"
 
 

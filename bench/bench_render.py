@@ -9,7 +9,7 @@ navigation until the page is idle with its charts drawn, then for one step until
 
 * **One hexagon** (``/one_hexagon``): first render until "Where releases land" is drawn; the
   step is one stop of the ε slider (ArrowRight on the browser's range input,
-  ``dashboard.hexagon.slider``), measured twice: until both ε charts show the new ε (drawn from
+  ``dashboard.common.view.slider``), measured twice: until both ε charts show the new ε (drawn from
   the frames document, before any rerun, where the page has one) and until the rerun that
   follows the slider's pause is done (the headline shows the new ε, the page idle);
 * **the Map** (``/``, the default page): first render until the hexagons are drawn (deck.gl's canvas); then the

@@ -24,8 +24,8 @@ from dashboard.common.sidebar import require_data
 from dashboard.common.source import compute
 from dashboard.common.source.compute import DataSpec
 from dashboard.common.source.units import current
-from dashboard.common.view import ui
-from dashboard.hexagon import charts, frames, labels, memo, panels, readouts, slider
+from dashboard.common.view import slider, ui
+from dashboard.hexagon import charts, frames, labels, memo, panels, readouts
 from dashboard.hexagon import compute as hx
 from dashboard.hexagon import glossary as g
 from dashboard.hexagon import state as hs

@@ -17,7 +17,7 @@ from core.params import EPSILON_MAX, EPSILON_MIN
 from dashboard.common.session import state
 
 EPSILON_SLIDER = "hexagon_epsilon_slider"  # st.select_slider, where the browser's is not served
-EPSILON_RANGE = "hexagon_epsilon_range"  # the browser's slider (dashboard.hexagon.slider)
+EPSILON_RANGE = "hexagon_epsilon_range"  # the browser's slider (dashboard.common.view.slider)
 EPSILON_GROUP = "hexagon_epsilon"  # its hexplorer:frame events, heard by the charts it moves
 EPSILON_LABEL = "Privacy loss ε (log scale)"
 EPSILON_EXACT = "hexagon_epsilon_exact"

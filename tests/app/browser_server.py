@@ -200,7 +200,7 @@ EPSILON_LABEL = "Privacy loss ε (log scale)"
 
 def epsilon_thumb(page):
     """One hexagon's ε slider ("Privacy loss ε (log scale)"), for the keyboard: the browser's
-    own range input (``dashboard.hexagon.slider``), its ``aria-valuetext`` the ε shown."""
+    own range input (``dashboard.common.view.slider``), its ``aria-valuetext`` the ε shown."""
     return page.get_by_role("slider", name=EPSILON_LABEL, exact=True)
 
 

@@ -1,5 +1,5 @@
 """A small page for ``test_browser_frames.py``: One hexagon's ε slider
-(``dashboard.hexagon.slider``) and two charts that follow it (``ui.chart(..., frames=,
+(``dashboard.common.view.slider``) and two charts that follow it (``ui.chart(..., frames=,
 group=)``), in a fragment as on One hexagon, the frames document served by the test itself
 (Playwright's ``page.route`` on :data:`FRAMES`). The server is slow on purpose once the slider
 sends ε (:data:`SLOW_S`), so what the page shows before the rerun is what the browser drew.
@@ -13,8 +13,7 @@ from pathlib import Path
 import plotly.graph_objects as go
 import streamlit as st
 
-from dashboard.common.view import liveplot, ui
-from dashboard.hexagon import slider
+from dashboard.common.view import liveplot, slider, ui
 
 STOPS = [0.5, 1.0, 2.0, 4.0]
 FRAMES = "/_hexplorer/frames/test.json"

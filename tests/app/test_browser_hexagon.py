@@ -163,7 +163,7 @@ def test_an_epsilon_step_updates_both_charts_in_place(server):
 
 
 def test_the_epsilon_slider_sends_after_a_pause_and_shows_the_servers_value(server):
-    """The browser's ε slider (dashboard/hexagon/slider.py): ArrowRight shows the new stop at
+    """The browser's ε slider (dashboard/common/view/slider.py): ArrowRight shows the new stop at
     once; after the pause the headline, the exact-ε box and the URL show it; a reload keeps it;
     a value typed in the exact-ε box is shown by the slider."""
     with chromium_page(ARTIFACTS / "browser-hexagon-slider-failure.png") as (page, expect):

@@ -112,7 +112,7 @@ function themed(layout, root) {
   return out;
 }
 
-// --- Frames: a slider's stop drawn before any rerun (dashboard/hexagon/slider.py) -----------
+// --- Frames: a slider's stop drawn before any rerun (dashboard/common/view/slider.py) -----------
 // The document {stops, charts: {<chart key>: [patch per stop]}} is fetched once per URL for the
 // page; a patch is {path: value} with paths "data[i].prop", "layout.a.b", "layout.list[j].prop".
 function framesOf(url) {
@@ -367,7 +367,7 @@ def chart(
 
     ``frames``: the URL of a frames document (``{"stops": [...], "charts": {key: [patch per
     stop]}}``, fetched once per URL by the page) and ``group`` the ``hexplorer:frame`` events
-    it follows (``dashboard.hexagon.slider``): on each event the chart applies its patch for
+    it follows (``dashboard.common.view.slider``): on each event the chart applies its patch for
     the event's stop to the figure it drew last and redraws at once, before the rerun; a
     ``null`` patch, no document or a failed fetch change nothing (the rerun's figure comes)."""
     if frames is not None and not group:

@@ -1,4 +1,4 @@
-"""One hexagon's ε slider drawn by the browser: the two charts ε moves repaint at once.
+"""An ε slider drawn by the browser (One hexagon's): the charts ε moves repaint at once.
 
 Every Streamlit rerun costs the browser two commits of ~1,100 React renders for its status
 messages alone (``docs/benchmarks.md``, wave 12), so no rerun can repaint the charts within
