@@ -1,4 +1,9 @@
-"""Cached calls into :mod:`core.course` for the Course page (parameters in, results out)."""
+"""Cached calls into :mod:`core.course` for the Course page (parameters in, results out).
+
+The ε steps' numbers come from :func:`share_of` and :func:`optimal_of`, uncached: the page's
+cached :func:`share` and :func:`optimal` call them, and so does the frames document
+(:mod:`dashboard.course.frames`), for all 180 stops without pushing the page's entries out.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +14,7 @@ from core.citywide.accounting import PrivacyLoss, privacy_loss
 from core.citywide.chop import chop_user
 from core.citywide.gridset import GridSet, grid_set
 from core.evaluation import ErrorSummary
+from core.hat import HatData
 from dashboard.common.cache import cached
 from dashboard.common.source import compute
 from dashboard.common.source.compute import DataSpec
@@ -31,7 +37,14 @@ def share(
     spec: DataSpec, label: str, epsilon: float, within: float, seed: int
 ) -> tuple[np.ndarray, ErrorSummary]:
     """Step 4's simulated releases at ε (the same runs core's answer walks)."""
-    return course.release_share(compute.hat(spec, label), epsilon, within, seed=seed)
+    return share_of(compute.hat(spec, label), epsilon, within, seed)
+
+
+def share_of(
+    h: HatData, epsilon: float, within: float, seed: int
+) -> tuple[np.ndarray, ErrorSummary]:
+    """:func:`share` on the HAT's data, uncached."""
+    return course.release_share(h, epsilon, within, seed=seed)
 
 
 @cached(max_entries=64)
@@ -65,6 +78,10 @@ def loss(spec: DataSpec, slot: str, epsilon: float) -> PrivacyLoss:
 @cached(max_entries=256)
 def optimal(spec: DataSpec, label: str, epsilon: float) -> tuple[int, float]:
     """Step 5: (m^(ε), E(m^(ε))) at ε."""
-    h = compute.hat(spec, label)
+    return optimal_of(compute.hat(spec, label), epsilon)
+
+
+def optimal_of(h: HatData, epsilon: float) -> tuple[int, float]:
+    """:func:`optimal` on the HAT's data, uncached."""
     m = worstcase.m_opt(h.counts, h.upper, epsilon)
     return m, float(worstcase.worst_case_error(h.counts, h.upper, m, epsilon).total)

@@ -18,8 +18,8 @@ from dashboard.common.session import state, url
 from dashboard.common.session.selection import current_hat, current_slot
 from dashboard.common.sidebar import require_data
 from dashboard.common.source import compute, units
-from dashboard.common.view import downloads, ui
-from dashboard.course import charts, sheet, steps
+from dashboard.common.view import downloads, slider, ui
+from dashboard.course import charts, frames, sheet, steps
 from dashboard.course import compute as cc
 from dashboard.course import state as cs
 
@@ -33,20 +33,38 @@ u = units.current()
 
 
 def _epsilon(step: int) -> float:
-    """The step's ε control (the course's ε stops)."""
+    """The step's ε control (the course's ε stops): drawn by the browser where it can be (the
+    step's chart then follows each ε step before the rerun), else ``st.select_slider``. Both
+    leave the ε under ``cs.EPSILON[step]``, where the answer check reads it."""
     key = cs.EPSILON[step]
     if ss.get(key) not in EPSILON_GRID:
         ss[key] = 1.0
-    st.select_slider(
-        "Privacy loss ε", options=EPSILON_GRID, key=key, format_func=lambda e: f"{e:g}"
-    )
+    if slider.available():
+        slider.epsilon_slider(
+            "Privacy loss ε",
+            stops=EPSILON_GRID,
+            value=float(ss[key]),
+            key=cs.EPSILON_RANGE[step],
+            group=cs.EPSILON_GROUP[step],
+            help="",
+            on_change=lambda eps: cs.set_epsilon(step, eps),
+        )
+    else:
+        st.select_slider(
+            "Privacy loss ε", options=EPSILON_GRID, key=key, format_func=lambda e: f"{e:g}"
+        )
     return float(ss[key])
 
 
 def _step1(a: Answer) -> float:
     eps = _epsilon(1)
     st.metric("odds change at most", f"×{math.exp(eps):.3f}")
-    ui.chart(charts.odds_chart(eps, a.given["factor"]), key="course_odds")
+    ui.chart(
+        charts.odds_chart(eps, a.given["factor"]),
+        key="course_odds",
+        frames=frames.odds_url(),
+        group=cs.EPSILON_GROUP[1],
+    )
     return eps
 
 
@@ -93,10 +111,17 @@ def _step3(a: Answer, label: str) -> int:
 def _step4(a: Answer, label: str) -> float:
     eps = _epsilon(4)
     within = float(a.given["within"])
-    values, s = cc.share(spec, label, eps, within, int(ss[state.SEED]))
+    seed = int(ss[state.SEED])
+    values, s = cc.share(spec, label, eps, within, seed)
     h = compute.hat(spec, label)
     st.metric(f"releases within ±{within:g} {u.value}", f"{s.share_within:.1%}")
-    ui.chart(charts.releases_chart(values, h.true_mean, within, u), key="course_releases")
+    title = charts.releases_title(eps, s.share_within, within, u)
+    ui.chart(
+        charts.releases_chart(values, h.true_mean, within, u, title=title),
+        key="course_releases",
+        frames=frames.releases_url(spec, label, within=within, seed=seed, u=u),
+        group=cs.EPSILON_GROUP[4],
+    )
     return eps
 
 
@@ -106,7 +131,14 @@ def _step5(label: str) -> float:
     c1, c2 = st.columns(2)
     c1.metric("m^(ε)", f"{m:,}")
     c2.metric("worst case E(m^(ε))", f"{err:.4g} {u.value}")
-    ui.chart(charts.staircase_chart(cc.staircase(spec, label), eps, m), key="course_staircase")
+    ui.chart(
+        charts.staircase_chart(
+            cc.staircase(spec, label), eps, m, title=charts.staircase_title(eps, m, err, u)
+        ),
+        key="course_staircase",
+        frames=frames.staircase_url(spec, label, u=u),
+        group=cs.EPSILON_GROUP[5],
+    )
     return eps
 
 

@@ -18,6 +18,11 @@ from dashboard.common.session import state, url
 STEP = url.COURSE_STEP  # 1 … 6, the link's ?step=
 STEPS = (1, 2, 3, 4, 5, 6)
 EPSILON = {1: "course_eps_1", 4: "course_eps_4", 5: "course_eps_5", 6: "course_eps_6"}
+"""Each ε step's ε (the ``st.select_slider``'s key; the browser's slider writes it too)."""
+EPSILON_RANGE = {step: f"course_epsilon_range_{step}" for step in EPSILON}
+"""The browser's ε slider of each step (:mod:`dashboard.common.view.slider`; its own state)."""
+EPSILON_GROUP = {step: f"course_epsilon_{step}" for step in EPSILON}
+"""Its ``hexplorer:frame`` events, heard by the step's chart."""
 USER = "course_user"
 M_UB = "course_m_ub"
 TRIES = "course_tries"  # {step: (value checked, right?)}
@@ -35,6 +40,11 @@ def init() -> None:
 def go(step: int) -> None:
     """Move to a step (a button's callback; the link follows after the run)."""
     state.remember(STEP, min(max(int(step), STEPS[0]), STEPS[-1]))
+
+
+def set_epsilon(step: int, value: float) -> None:
+    """The browser's slider's callback: the step's ε, where the answer check reads it."""
+    st.session_state[EPSILON[step]] = float(value)
 
 
 def record(step: int, value: Any, right: bool) -> None:
