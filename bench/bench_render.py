@@ -16,8 +16,11 @@ navigation until the page is idle with its charts drawn, then for one step until
   switch to "Colour by: error at ε" until the error map and its read-out are shown; the step is
   one stop of the error map's ε slider;
 * **a course step** (``/course?step=N``, step 4 by default: ε and where releases land): first
-  render until its chart is drawn; the step is one stop of its ε slider (steps 1, 4, 5, 6; the
-  m_UB slider on step 3; step 2 has no slider and reports no step).
+  render until its chart is drawn; the step is one stop of its ε slider (steps 1, 4, 5, 6: the
+  browser's range input, measured until the chart's title shows the new ε — drawn from the
+  step's frames document before any rerun — and until the rerun that follows the slider's pause
+  is done; step 6 has no chart, only the latter), or of the m_UB slider on step 3; step 2 has
+  no slider and reports no step.
 
 * **the floor** (``--pages floor,floor-map``): the same first render and ε step on a bare
   Streamlit page with One hexagon's ε slider and its captions (``bench/floor_app.py``), and the
@@ -240,11 +243,50 @@ def _course(step: int) -> Callable:
             _settle(page)
 
         out = {"first render": _measured(page, cdp, first)}
-        if step in SLIDER_OF_STEP:
+        if step in EPSILON_STEPS and _course_range(page).count():
+            out.update(_course_epsilon_step(page, cdp, chart=step != 6))
+        elif step in SLIDER_OF_STEP:
             out["step"] = _measured(page, cdp, lambda: _slider_step(page, SLIDER_OF_STEP[step]))
         return out
 
     return run
+
+
+EPSILON_STEPS = (1, 4, 5, 6)
+CHART_TITLED_JS = """(eps) => [...document.querySelectorAll('.hexplorer-lite, .js-plotly-plot')]
+  .some(g => [...g.querySelectorAll('.lite-title, .gtitle')]
+    .some(t => t.textContent.startsWith(`ε = ${eps}:`)))"""
+"""True once a course step's ε chart shows ``eps`` in its title, whoever drew it: the frames
+document or the rerun."""
+SERVER_AT_JS = """(k) => {
+  const s = (document.querySelector('div.hexplorer-slider') || {}).__slider;
+  return !!s && s.data.index === k;
+}"""
+"""True once the rerun that follows the slider's pause has drawn the slider at stop ``k``."""
+
+
+def _course_range(page):
+    """A course step's ε slider drawn by the browser (``dashboard.common.view.slider``)."""
+    return page.get_by_role("slider", name="Privacy loss ε", exact=True)
+
+
+def _course_epsilon_step(page, cdp, *, chart: bool) -> dict[str, dict[str, float]]:
+    """One stop right on a course step's ε slider (keyboard): the main-thread time until its
+    chart's title shows the new ε (``chart``: steps 1, 4, 5), and until the rerun that follows
+    the slider's pause is done (the slider redrawn at the new stop by the server; page idle)."""
+    thumb = _course_range(page)
+    thumb.focus()
+    before = _metrics(cdp, page)
+    thumb.press("ArrowRight")
+    value = thumb.get_attribute("aria-valuetext")
+    out = {}
+    if chart:
+        page.wait_for_function(CHART_TITLED_JS, arg=value)
+        out["ε step until its chart drawn"] = _delta(_metrics(cdp, page), before)
+    page.wait_for_function(SERVER_AT_JS, arg=int(thumb.input_value()))
+    _settle(page, 500)
+    out["ε step with its rerun"] = _delta(_metrics(cdp, page), before)
+    return out
 
 
 def one_start(url: str, run: Callable) -> dict[str, dict[str, float]]:

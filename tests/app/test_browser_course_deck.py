@@ -1,6 +1,7 @@
 """The course and the deck in a real browser (Playwright + Debian's Chromium).
 
-Walks the course from step 1 to 6 (each step answered right with its control, the answer
+A course step's ε chart follows the ε slider before any rerun (its frames document). Walks the
+course from step 1 to 6 (each step answered right with its control, the answer
 core.course's, the step in the URL), adds three views to the deck on three pages, presents
 them (previous / next, full screen), downloads the handout and opens it offline (network
 blocked): every view's plotly charts draw. Without Chromium (or Playwright) the test fails when
@@ -78,11 +79,29 @@ def _move_to(page, label: str, target: int, lo: int, hi: int, position) -> None:
     assert position(thumb.get_attribute("aria-valuetext")) == target
 
 
+EPSILON = "Privacy loss ε"
+SERVER_AT_JS = """(k) => {
+  const s = (document.querySelector('div.hexplorer-slider') || {}).__slider;
+  return !!s && s.data.index === k;
+}"""
+"""True once the server has drawn the step's ε slider (``dashboard.common.view.slider``) at
+stop ``k``: the stop was sent and the step reran with it."""
+
+
+def _epsilon_range(page):
+    """A course step's ε slider: the browser's range input (its value the stop's index)."""
+    return page.get_by_role("slider", name=EPSILON, exact=True)
+
+
 def _epsilon(page, value: float) -> None:
-    _move_to(
-        page, "Privacy loss ε", GRID.index(value), 0, len(GRID) - 1,
-        lambda t: GRID.index(float(t)),
-    )  # fmt: skip
+    """Put the step's ε slider at ``value`` (set as a drag would, one ``input`` event) and wait
+    until the server has it (the slider sends it after its pause; the step reruns)."""
+    k = GRID.index(value)
+    thumb = _epsilon_range(page)
+    thumb.fill(str(k))
+    assert thumb.get_attribute("aria-valuetext") == f"{value:g}"
+    page.wait_for_function(SERVER_AT_JS, arg=k)
+    wait_idle(page)
 
 
 def _check_and_next(page, expect, step: int) -> None:
@@ -117,6 +136,65 @@ def _largest_at_most(x: float) -> float:
 
 def _smallest_at_least(x: float) -> float:
     return min(e for e in GRID if e >= x)
+
+
+STEP4_JS = """() => {
+  const chart = document.querySelector('.st-key-chart_course_releases .hexplorer-lite')
+    || document.querySelector('.hexplorer-lite');
+  const metric = [...document.querySelectorAll('[data-testid="stMetricValue"]')]
+    .map(e => e.textContent.trim());
+  return {title: chart ? chart.dataset.title || '' : '', metric: metric[0] || ''};
+}"""
+
+
+def test_a_course_step_chart_shows_a_new_epsilon_before_the_rerun(server):
+    """Step 4 (where releases land): ArrowRight on the ε slider redraws the chart at the new
+    stop (its title: the ε and the share within the band) while the page's messages to the
+    server are held, so no rerun can have drawn it; released, the rerun brings the metric,
+    which agrees with the title."""
+    with chromium_page(ARTIFACTS / "browser-course-frames-failure.png") as (page, expect):
+        held: dict = {"on": False, "queue": []}
+
+        def stream(ws) -> None:  # Streamlit's websocket, the page's messages held on demand
+            upstream = ws.connect_to_server()
+
+            def to_server(message) -> None:
+                if held["on"]:
+                    held["queue"].append((upstream, message))
+                else:
+                    upstream.send(message)
+
+            ws.on_message(to_server)
+
+        page.route_web_socket(re.compile(r"/_stcore/stream"), stream)
+        page.goto(f"{server}/course?step=4", wait_until="domcontentloaded", timeout=60_000)
+        expect(page.get_by_role("heading", name=re.compile("^Step 4:"))).to_be_visible(
+            timeout=TIMEOUT
+        )
+        page.wait_for_function(f"() => ({STEP4_JS})().title.startsWith('ε = 1:')")
+        wait_idle(page)
+        before = page.evaluate(STEP4_JS)
+        held["on"] = True
+        thumb = _epsilon_range(page)
+        thumb.focus()
+        thumb.press("ArrowRight")
+        assert thumb.get_attribute("aria-valuetext") == "1.05"
+        page.wait_for_function(
+            f"() => ({STEP4_JS})().title.startsWith('ε = 1.05:')", timeout=10_000
+        )
+        now = page.evaluate(STEP4_JS)
+        assert now["metric"] == before["metric"], "no rerun while the messages are held"
+        assert held["queue"], "the slider sent its stop on the key's release"
+        held["on"] = False
+        for upstream, message in held["queue"]:
+            upstream.send(message)
+        page.wait_for_function(SERVER_AT_JS, arg=GRID.index(1.05), timeout=60_000)
+        wait_idle(page)
+        after = page.evaluate(STEP4_JS)
+        assert after["title"] == now["title"]  # the rerun's figure: the frame's
+        share = re.search(r": ([\d.]+%) of releases", after["title"])
+        assert share and after["metric"] == share.group(1)
+        assert page.locator('[data-testid="stException"]').count() == 0
 
 
 def test_course_walk_and_a_three_view_deck(server, demo, answers, tmp_path):
