@@ -223,6 +223,7 @@ def view(spec: DataSpec) -> None:
                     key="distribution",
                     frames=frames_url,
                     group=hs.EPSILON_GROUP,
+                    stop=eps,
                 )
         with right:
             ui.chart(
@@ -239,6 +240,7 @@ def view(spec: DataSpec) -> None:
                 key="worst_case_vs_epsilon",
                 frames=frames_url,
                 group=hs.EPSILON_GROUP,
+                stop=eps,
             )
         if plan_note:
             st.caption(plan_note)
