@@ -72,6 +72,7 @@ def view(spec: DataSpec) -> None:
                 group=hs.EPSILON_GROUP,
                 help=eps_help,
                 on_change=hs.set_epsilon,
+                url_param="eps",
             )
         else:
             st.select_slider(

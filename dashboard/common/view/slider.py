@@ -83,6 +83,18 @@ export default function (component) {
   };
   const caughtUp = () => s.timer === null && !s.pointer
     && (s.token === null || s.data.ack === s.token);
+  s.caughtUp = caughtUp;
+  s.flush = () => { if (s.timer !== null) send(true); };
+  // The URL says the stop shown at once (a reload mid-move, a link copied, keep it); the
+  // server's own URL follows with the rerun (it reads the URL only on a session's first run).
+  const showInUrl = (text) => {
+    if (!s.data.param) return;
+    const u = new URL(window.location.href);
+    if (!u.searchParams.has(s.data.param) || u.searchParams.get(s.data.param) === text) return;
+    u.searchParams.set(s.data.param, text);
+    history.replaceState(history.state, "", u);
+  };
+  holdDownloads(root, s);
   // The stop goes to the server once the charts' frame is painted (two animation frames; at
   // most 100 ms, as a hidden tab has none): the rerun's work does not hold that paint back.
   // ``now``: at once (the slider loses the focus: a click elsewhere must find it sent).
@@ -108,6 +120,7 @@ export default function (component) {
       const k = +input.value;
       const value = s.data.stops[k];
       show(k);
+      showInUrl(s.data.labels[k]);
       s.want = value;
       stops[s.data.group] = {value, moving: true};
       window.dispatchEvent(new CustomEvent("hexplorer:frame",
@@ -145,6 +158,51 @@ export default function (component) {
     if (k >= 0) input.value = String(k);
     show(+input.value);
   }
+  if (caughtUp()) release();
+}
+
+// A download clicked while a slider's stop is not yet the server's (the page's report would
+// be the previous stop's) is held: the stop is sent at once, and the click replayed once the
+// server has it and the page is idle (the download button then made by that rerun).
+const IDLE = '[data-testid="stStatusWidgetRunningIcon"], '
+  + '[data-testid="stStatusWidgetRunningManIcon"], [data-stale="true"]';
+function holdDownloads(root, s) {
+  const h = window.__hexplorerHold || (window.__hexplorerHold = {sliders: new Set(),
+    held: null, wired: false});
+  h.sliders.add(s);
+  s.root = root;
+  if (h.wired) return;
+  h.wired = true;
+  document.addEventListener("click", (event) => {
+    const button = event.target.closest
+      && event.target.closest('[data-testid="stDownloadButton"] button');
+    if (!button || button.__hexplorerReplay) return;  // not a download, or the replay
+    const moving = [...h.sliders].filter((t) => t.root.isConnected && !t.caughtUp());
+    if (!moving.length) return;
+    event.preventDefault();
+    event.stopImmediatePropagation();
+    moving.forEach((t) => t.flush());
+    const host = button.closest('[class*="st-key-"]');
+    const key = host && [...host.classList].find((c) => c.startsWith("st-key-"));
+    h.held = {button, key, until: Date.now() + 60000};
+  }, true);
+}
+function release() {
+  const h = window.__hexplorerHold;
+  if (!h || !h.held) return;
+  const poll = () => {
+    const held = h.held;
+    if (!held) return;
+    if ([...h.sliders].some((t) => t.root.isConnected && !t.caughtUp())) return;  // next render
+    if (document.querySelector(IDLE) && Date.now() < held.until) { setTimeout(poll, 100); return; }
+    h.held = null;
+    const again = (held.key && document.querySelector("." + held.key + " button")) || held.button;
+    if (!again.isConnected) return;
+    again.__hexplorerReplay = true;
+    again.click();
+    again.__hexplorerReplay = false;
+  };
+  setTimeout(poll, 100);
 }
 """
 
@@ -193,11 +251,14 @@ def epsilon_slider(
     group: str,
     help: str,
     on_change: Callable[[float], None],
+    url_param: str | None = None,
 ) -> None:
     """The slider over ``stops`` at ``value`` (one of them), keyed ``key``; its ``input``
     events are ``hexplorer:frame`` events of ``group``; ``on_change(ε)`` runs (a callback,
     before the fragment reruns) when the user releases the slider, or pauses, on a stop other
-    than ``value``."""
+    than ``value``. ``url_param``: the query parameter that holds this ε in the page's URL
+    (``dashboard.common.session.url``), set by the browser at once on each move (a reload
+    mid-move keeps the stop shown), where the URL has it."""
 
     ack = f"_{key}_ack"
 
@@ -219,6 +280,7 @@ def epsilon_slider(
             "index": stops.index(float(value)),
             "pause": PAUSE_MS,
             "ack": st.session_state.get(ack),
+            "param": url_param,
         },
         on_epsilon_change=changed,
     )
