@@ -10,10 +10,13 @@ the rerun.
 
 from __future__ import annotations
 
+import io
 import json
+import os
 
 import pytest
 from browser_server import ROOT, chromium_page, streamlit_server
+from PIL import Image  # a dependency of streamlit
 
 ARTIFACTS = ROOT / "test-artifacts"
 LABEL = "Privacy loss ε (log scale)"
@@ -214,3 +217,21 @@ def test_a_burst_of_taps_costs_one_rerun_and_ends_on_the_last(server):
         page.wait_for_timeout(3_000)  # nothing else comes
         expect(page.get_by_text(f"server ε = 2; fragment runs {runs + 1}")).to_be_visible()
         assert thumb.get_attribute("aria-valuetext") == "2"
+
+
+def test_the_slider_is_legible_in_the_dark_theme():
+    """In Streamlit's dark theme the slider's track right of the thumb is not a white bar (the
+    native range input drew one)."""
+    log = ARTIFACTS / "streamlit-browser-frames-dark.log"
+    env = {**os.environ, "STREAMLIT_THEME_BASE": "dark"}
+    with streamlit_server(log, app="tests/app/frames_app.py", env=env) as url:
+        with chromium_page(ARTIFACTS / "browser-frames-dark-failure.png") as (page, expect):
+            _open(page, expect, url)
+            thumb = page.get_by_role("slider", name=LABEL, exact=True)
+            png = thumb.screenshot()
+            image = Image.open(io.BytesIO(png)).convert("L")
+            w, h = image.size
+            # Stop 1 of 0..3: the track right of 2/3 of the width is the part not yet reached.
+            right = image.crop((int(w * 0.75), 0, w - 2, h))
+            brightest = right.getextrema()[1]
+            assert brightest < 160, brightest

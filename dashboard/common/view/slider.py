@@ -80,6 +80,8 @@ export default function (component) {
     const text = s.data.labels[k];
     shown.textContent = "ε = " + text;
     input.setAttribute("aria-valuetext", text);
+    const max = Math.max(1, s.data.stops.length - 1);  // the track filled up to the thumb
+    input.style.setProperty("--hx-fill", (100 * k / max).toFixed(2) + "%");
   };
   const caughtUp = () => s.timer === null && !s.pointer
     && (s.token === null || s.data.ack === s.token);
@@ -221,8 +223,17 @@ CSS = """
   border: 1px solid rgba(128, 128, 128, 0.5); box-shadow: 0 2px 8px rgba(0, 0, 0, 0.25);}
 .hexplorer-slider .hx-help:hover .hx-tip, .hexplorer-slider .hx-help:focus .hx-tip {
   display: block;}
-.hexplorer-slider .hx-range {width: 100%; margin: 0.25rem 0;
-  accent-color: var(--st-primary-color, #ff4b4b); cursor: pointer;}
+.hexplorer-slider .hx-range {width: 100%; margin: 0.5rem 0; cursor: pointer;
+  -webkit-appearance: none; appearance: none; height: 0.3rem; border-radius: 0.15rem;
+  background: linear-gradient(to right, var(--st-primary-color, #ff4b4b) var(--hx-fill, 0%),
+    rgba(128, 128, 128, 0.35) var(--hx-fill, 0%));}
+.hexplorer-slider .hx-range::-webkit-slider-thumb {-webkit-appearance: none; appearance: none;
+  width: 1rem; height: 1rem; border-radius: 50%; border: none;
+  background: var(--st-primary-color, #ff4b4b);}
+.hexplorer-slider .hx-range::-moz-range-thumb {width: 1rem; height: 1rem; border-radius: 50%;
+  border: none; background: var(--st-primary-color, #ff4b4b);}
+.hexplorer-slider .hx-range:focus-visible {outline: 2px solid var(--st-primary-color, #ff4b4b);
+  outline-offset: 4px;}
 .hexplorer-slider .hx-value {font-size: 0.875rem; font-family: var(--st-code-font, monospace);
   color: var(--st-primary-color, #ff4b4b);}
 """
