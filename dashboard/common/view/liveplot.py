@@ -210,7 +210,7 @@ function drew(parentElement, figure) {
 // is for another stop (or says not which): a rerun older than the user's last move.
 function movedPast(data) {
   const g = data.frames && (window.__hexplorerStops || {})[data.group];
-  if (!g || !g.moving) return null;
+  if (!g || !g.moving || (g.root && !g.root.isConnected)) return null;  // a slider still here
   return data.stop === null || data.stop === undefined || data.stop !== g.value ? g : null;
 }
 

@@ -35,6 +35,8 @@ PAUSE_MS = 300
 held) before it sends the stop's ε to the server."""
 
 JS = """
+const RETRY_MS = 15000;  // a stop sent and not taken by then is sent once more
+
 export default function (component) {
   const {data, parentElement, setTriggerValue} = component;
   let root = parentElement.querySelector("div.hexplorer-slider");
@@ -104,13 +106,27 @@ export default function (component) {
     clearTimeout(s.timer);
     s.timer = null;
     const k = +input.value;
-    if (k === s.data.index && s.data.ack === s.token) return;  // the server has it
+    if (k === s.data.index && s.data.ack === s.token) {  // back where the server is
+      stops[s.data.group] = {value: s.data.stops[k], moving: false, root};
+      return;
+    }
     const value = s.data.stops[k];
     const token = s.base + "." + (++s.count);
     s.token = token;
     let sent = false;
     const go = () => {
-      if (!sent && s.token === token) { sent = true; s.send("epsilon", {value, token}); }
+      if (sent || s.token !== token) return;
+      sent = true;
+      s.send("epsilon", {value, token});
+      // A stop the server never took (a lost message): sent once more, then given up (the
+      // slider then shows the server's ε again), so nothing waits for it for ever.
+      setTimeout(() => {
+        if (s.token !== token || s.data.ack === token || !root.isConnected) return;
+        s.send("epsilon", {value, token});
+        setTimeout(() => {
+          if (s.token === token && s.data.ack !== token) s.token = null;
+        }, RETRY_MS);
+      }, RETRY_MS);
     };
     if (now === true) { go(); return; }
     requestAnimationFrame(() => requestAnimationFrame(go));
@@ -124,7 +140,7 @@ export default function (component) {
       show(k);
       showInUrl(s.data.labels[k]);
       s.want = value;
-      stops[s.data.group] = {value, moving: true};
+      stops[s.data.group] = {value, moving: true, root};
       window.dispatchEvent(new CustomEvent("hexplorer:frame",
         {detail: {group: s.data.group, index: k, value}}));
       clearTimeout(s.timer);
@@ -154,7 +170,7 @@ export default function (component) {
     input.value = String(data.index);
     show(data.index);
     s.want = null;
-    stops[data.group] = {value: data.stops[data.index], moving: false};
+    stops[data.group] = {value: data.stops[data.index], moving: false, root};
   } else {
     const k = s.want === null ? -1 : data.stops.indexOf(s.want);
     if (k >= 0) input.value = String(k);
