@@ -72,6 +72,7 @@ def view(spec: DataSpec) -> None:
                 group=hs.EPSILON_GROUP,
                 help=eps_help,
                 on_change=hs.set_epsilon,
+                url_param="eps",
             )
         else:
             st.select_slider(
@@ -223,6 +224,7 @@ def view(spec: DataSpec) -> None:
                     key="distribution",
                     frames=frames_url,
                     group=hs.EPSILON_GROUP,
+                    stop=eps,
                 )
         with right:
             ui.chart(
@@ -239,6 +241,7 @@ def view(spec: DataSpec) -> None:
                 key="worst_case_vs_epsilon",
                 frames=frames_url,
                 group=hs.EPSILON_GROUP,
+                stop=eps,
             )
         if plan_note:
             st.caption(plan_note)

@@ -61,8 +61,8 @@ def view() -> None:
             on_change=_picked,
         )
     st.markdown(f"server ε = {eps:g}; fragment runs {ss['fragment_runs']}")
-    ui.chart(distribution(eps), key="distribution", frames=FRAMES, group=GROUP)
-    ui.chart(worst_case(eps), key="worst_case_vs_epsilon", frames=FRAMES, group=GROUP)
+    ui.chart(distribution(eps), key="distribution", frames=FRAMES, group=GROUP, stop=eps)
+    ui.chart(worst_case(eps), key="worst_case_vs_epsilon", frames=FRAMES, group=GROUP, stop=eps)
 
 
 if __name__ == "__main__":  # a visitor's run

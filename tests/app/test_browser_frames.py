@@ -10,10 +10,13 @@ the rerun.
 
 from __future__ import annotations
 
+import io
 import json
+import os
 
 import pytest
 from browser_server import ROOT, chromium_page, streamlit_server
+from PIL import Image  # a dependency of streamlit
 
 ARTIFACTS = ROOT / "test-artifacts"
 LABEL = "Privacy loss ε (log scale)"
@@ -142,3 +145,93 @@ def test_no_document_the_charts_wait_for_the_rerun(server):
         expect(page.get_by_text("server ε = 2;")).to_be_visible(timeout=30_000)
         _until(page, "s.title.endsWith('= 2') && s.line === 2", timeout=10_000)
         assert errors == [], errors
+
+
+SEEN = """() => {
+  // Every change of what the page shows (the two charts' stop, the slider's value), per frame.
+  window.__seen = [];
+  const look = () => {
+    const charts = [...document.querySelectorAll('.hexplorer-lite')];
+    const thumb = document.querySelector('input.hx-range');
+    const now = [charts[0].dataset.title.split('= ').pop(),
+                 String(charts[1].__lite.figure.layout.shapes[0].x0),
+                 thumb.getAttribute('aria-valuetext')].join(' ');
+    if (window.__seen[window.__seen.length - 1] !== now) window.__seen.push(now);
+    requestAnimationFrame(look);
+  };
+  look();
+}"""
+
+
+def test_an_older_rerun_never_draws_over_a_later_stop(server):
+    """Two separate taps: the rerun for the first stop arrives (the server is slow) after the
+    second stop was drawn; neither chart nor the slider goes back to the first stop."""
+    with chromium_page(ARTIFACTS / "browser-frames-stale-failure.png") as (page, expect):
+        errors: list[str] = []
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.route(
+            FRAMES,
+            lambda route: route.fulfill(
+                status=200, content_type="application/json", body=json.dumps(DOCUMENT)
+            ),
+        )
+        _open(page, expect, server)
+        thumb = page.get_by_role("slider", name=LABEL, exact=True)
+        thumb.focus()
+        thumb.press("ArrowRight")  # 2: sent after the pause, the server takes 2 s
+        _until(page, "s.line === 2")
+        page.wait_for_timeout(800)
+        page.evaluate(SEEN)
+        thumb.press("ArrowRight")  # 4, while the rerun for 2 is under way
+        _until(page, "s.title.endsWith('= 4') && s.line === 4")
+        expect(page.get_by_text("server ε = 2;")).to_be_visible(timeout=30_000)
+        expect(page.get_by_text("server ε = 4;")).to_be_visible(timeout=30_000)
+        page.wait_for_timeout(500)
+        seen = page.evaluate("() => window.__seen")
+        assert seen[-1] == "4 4 4", seen
+        first = seen.index("4 4 4")
+        assert set(seen[first:]) == {"4 4 4"}, seen  # never back to 2
+        assert errors == [], errors
+
+
+def test_a_burst_of_taps_costs_one_rerun_and_ends_on_the_last(server):
+    """Three quick taps (not a key held): one rerun, after the pause, for the last stop."""
+    with chromium_page(ARTIFACTS / "browser-frames-burst-failure.png") as (page, expect):
+        page.route(
+            FRAMES,
+            lambda route: route.fulfill(
+                status=200, content_type="application/json", body=json.dumps(DOCUMENT)
+            ),
+        )
+        _open(page, expect, server)
+        runs = int(page.get_by_text("fragment runs").first.inner_text().split("fragment runs ")[1])
+        thumb = page.get_by_role("slider", name=LABEL, exact=True)
+        thumb.focus()
+        for key in ("ArrowRight", "ArrowRight", "ArrowLeft"):
+            thumb.press(key)
+            page.wait_for_timeout(120)
+        _until(page, "s.line === 2")
+        expect(page.get_by_text(f"server ε = 2; fragment runs {runs + 1}")).to_be_visible(
+            timeout=30_000
+        )
+        page.wait_for_timeout(3_000)  # nothing else comes
+        expect(page.get_by_text(f"server ε = 2; fragment runs {runs + 1}")).to_be_visible()
+        assert thumb.get_attribute("aria-valuetext") == "2"
+
+
+def test_the_slider_is_legible_in_the_dark_theme():
+    """In Streamlit's dark theme the slider's track right of the thumb is not a white bar (the
+    native range input drew one)."""
+    log = ARTIFACTS / "streamlit-browser-frames-dark.log"
+    env = {**os.environ, "STREAMLIT_THEME_BASE": "dark"}
+    with streamlit_server(log, app="tests/app/frames_app.py", env=env) as url:
+        with chromium_page(ARTIFACTS / "browser-frames-dark-failure.png") as (page, expect):
+            _open(page, expect, url)
+            thumb = page.get_by_role("slider", name=LABEL, exact=True)
+            png = thumb.screenshot()
+            image = Image.open(io.BytesIO(png)).convert("L")
+            w, h = image.size
+            # Stop 1 of 0..3: the track right of 2/3 of the width is the part not yet reached.
+            right = image.crop((int(w * 0.75), 0, w - 2, h))
+            brightest = right.getextrema()[1]
+            assert brightest < 160, brightest

@@ -231,7 +231,13 @@ def test_an_epsilon_step_repaints_both_charts_before_the_rerun(server):
         expect(page.get_by_text(re.compile("land at ε = 1$"))).to_be_visible(timeout=60_000)
         urls = page.evaluate(HELD)["frames"]
         assert all(urls) and len(set(urls)) == 1, urls  # both charts, one document
-        assert page.evaluate(  # the document, fetched once the charts were drawn
+        # The document: fetched once the page is idle after the charts were drawn.
+        page.wait_for_function(
+            "(url) => (window.__hexplorerFrames || {})[url] !== undefined",
+            arg=urls[0],
+            timeout=30_000,
+        )
+        assert page.evaluate(
             "(url) => window.__hexplorerFrames[url].then(d => d !== null)", urls[0]
         )
         held["on"] = True
@@ -244,7 +250,11 @@ def test_an_epsilon_step_repaints_both_charts_before_the_rerun(server):
             timeout=5_000,
         )
         assert page.evaluate(HELD)["head"].startswith("How far off will a release be? ε = 1,")
-        assert held["queue"], "the slider sent its stop on the key's release"
+        for _ in range(30):  # the stop goes after the slider's pause (300 ms without input)
+            if held["queue"]:
+                break
+            page.wait_for_timeout(100)
+        assert held["queue"], "the slider sent its stop after the pause"
         held["on"] = False
         for upstream, message in held["queue"]:
             upstream.send(message)
@@ -252,4 +262,55 @@ def test_an_epsilon_step_repaints_both_charts_before_the_rerun(server):
             page.get_by_text(re.compile(r"^How far off will a release be\? ε = 1\.1,"))
         ).to_be_visible(timeout=60_000)
         expect(page.get_by_text(re.compile("land at ε = 1.1$"))).to_be_visible()
+        assert page.locator('[data-testid="stException"]').count() == 0
+
+
+def test_the_epsilon_slider_in_a_users_hands(server, tmp_path):
+    """Quick taps end on the last stop (headline, exact-ε box, URL); the report downloaded right
+    after a step is the shown stop's; a reload right after a step keeps it; the slider's help
+    is shown to a keyboard user (focus on its "?")."""
+    with chromium_page(ARTIFACTS / "browser-hexagon-hands-failure.png") as (page, expect):
+        page.goto(f"{server}/one_hexagon", wait_until="domcontentloaded", timeout=60_000)
+        expect(page.locator(".hexplorer-lite").nth(1)).to_be_visible(timeout=180_000)
+        expect(
+            page.get_by_text(re.compile(r"^How far off will a release be\? ε = 1,"))
+        ).to_be_visible(timeout=60_000)
+        thumb = epsilon_thumb(page)
+        thumb.focus()
+        for key in ("ArrowRight", "ArrowRight", "ArrowRight", "ArrowLeft"):
+            thumb.press(key)
+            page.wait_for_timeout(80)
+        assert thumb.get_attribute("aria-valuetext") == "1.2"
+        expect(
+            page.get_by_text(re.compile(r"^How far off will a release be\? ε = 1\.2,"))
+        ).to_be_visible(timeout=60_000)
+        expect(page.get_by_role("spinbutton", name="Exact ε")).to_have_value("1.2")
+        expect(page).to_have_url(re.compile(r"[?&]eps=1\.2(&|$)"))
+
+        # The report at once after a step: the stop the slider shows, not the server's last.
+        assert step_epsilon(page, "ArrowRight") == "1.3"
+        with page.expect_download(timeout=60_000) as got:
+            page.get_by_role("button", name=re.compile("Download a report of this view")).click()
+        report = Path(got.value.path()).read_text()
+        assert re.findall(r"ε = ([0-9.]+)", report)[0] == "1.3"
+
+        # A reload at once after a step keeps the stop shown.
+        expect(
+            page.get_by_text(re.compile(r"^How far off will a release be\? ε = 1\.3,"))
+        ).to_be_visible(timeout=60_000)
+        assert step_epsilon(page, "ArrowRight") == "1.4"
+        page.reload(wait_until="domcontentloaded")
+        expect(
+            page.get_by_text(re.compile(r"^How far off will a release be\? ε = 1\.4,"))
+        ).to_be_visible(timeout=120_000)
+        expect(thumb).to_have_attribute("aria-valuetext", "1.4", timeout=30_000)
+
+        # The help, for the keyboard: Tab reaches the "?", which shows it.
+        help_mark = page.locator(".hexplorer-slider .hx-help")
+        tip = page.locator(".hexplorer-slider .hx-tip")
+        expect(tip).to_be_hidden()
+        help_mark.focus()
+        expect(tip).to_be_visible()
+        assert "Smaller ε = more noise" in tip.inner_text()
+        assert thumb.get_attribute("aria-describedby") == tip.get_attribute("id")
         assert page.locator('[data-testid="stException"]').count() == 0

@@ -51,6 +51,10 @@ UPLOT_ROUTE = "/_hexplorer/uPlot.iife.min.js"
 BASIC_TRACES = frozenset({"scatter", "bar", "pie"})
 """The trace types of plotly.js's basic bundle (its README: "Contains trace modules bar, pie
 and scatter")."""
+FRAMES_IDLE_MS = 2500
+"""A chart with ``frames=`` fetches its document once the page has been idle this long after
+the chart drew (sooner if the user reaches for the slider): the first view settles without it,
+and a view left sooner costs the server nothing (``docs/benchmarks.md``, wave 13)."""
 _enabled = False
 
 JS = (
@@ -115,6 +119,11 @@ function themed(layout, root) {
 // --- Frames: a slider's stop drawn before any rerun (dashboard/common/view/slider.py) -----------
 // The document {stops, charts: {<chart key>: [patch per stop]}} is fetched once per URL for the
 // page; a patch is {path: value} with paths "data[i].prop", "layout.a.b", "layout.list[j].prop".
+// Fetched when wanted: on the first event of the group, when the user reaches for the slider
+// (``hexplorer:frames-wanted``: a pointer over it, the focus, a touch), or once the page has
+// been idle IDLE_MS after the chart drew this document's figure: not while the first view
+// settles, and not at all (no server work) for a view left sooner.
+const IDLE_MS = __IDLE_MS__;
 function framesOf(url) {
   const docs = window.__hexplorerFrames || (window.__hexplorerFrames = {});
   if (!docs[url]) {
@@ -143,6 +152,23 @@ function patched(figure, patch) {
   return out;
 }
 
+// The document of ``url`` once the page is idle (IDLE_MS after the last call for it).
+function whenIdle(url) {
+  const idle = window.__hexplorerFramesIdle || (window.__hexplorerFramesIdle = {});
+  clearTimeout(idle[url]);
+  idle[url] = setTimeout(() => {
+    const go = () => framesOf(url);
+    if (window.requestIdleCallback) requestIdleCallback(go, {timeout: IDLE_MS});
+    else go();
+  }, IDLE_MS);
+}
+
+// The patch of chart ``name`` for stop ``value`` in ``doc`` (null: none, or another structure).
+function patchOf(doc, name, value) {
+  const k = doc ? (doc.stops || []).indexOf(value) : -1;
+  return k < 0 ? null : (((doc.charts || {})[name] || [])[k] || null);
+}
+
 // Listen to the ``hexplorer:frame`` events of ``data.group`` (once per chart element; each
 // render says which document, group and chart it is, and how to redraw it).
 function hearFrames(parentElement, data, redraw) {
@@ -151,7 +177,7 @@ function hearFrames(parentElement, data, redraw) {
   f.group = data.group;
   f.name = data.name;
   f.redraw = redraw;
-  if (f.url) framesOf(f.url);  // fetched now, while the user has not moved yet
+  if (f.url && !(window.__hexplorerFrames || {})[f.url]) whenIdle(f.url);
   if (f.listener) return;
   f.listener = (event) => {
     const {group, value} = event.detail || {};
@@ -160,12 +186,17 @@ function hearFrames(parentElement, data, redraw) {
     const url = f.url, name = f.name;
     framesOf(url).then((doc) => {
       if (!doc || seq !== f.seq || url !== f.url) return;  // a later event, or another chart
-      const k = (doc.stops || []).indexOf(value);
-      const patch = k < 0 ? null : ((doc.charts || {})[name] || [])[k];
+      const patch = patchOf(doc, name, value);
       if (patch && f.figure) f.redraw(patched(f.figure, patch));
     });
   };
+  f.wanted = (event) => {
+    if (f.url && (event.detail || {}).group === f.group && parentElement.isConnected) {
+      framesOf(f.url);
+    }
+  };
   window.addEventListener("hexplorer:frame", f.listener);
+  window.addEventListener("hexplorer:frames-wanted", f.wanted);
 }
 
 // The figure a chart last drew, from a rerun or a frame (what the next patch applies to).
@@ -174,23 +205,45 @@ function drew(parentElement, figure) {
   if (f) f.figure = figure;
 }
 
+// The stop the group's slider shows while the user moves it and the server has not caught up
+// (``dashboard/common/view/slider.py`` keeps ``window.__hexplorerStops``), if ``data``'s figure
+// is for another stop (or says not which): a rerun older than the user's last move.
+function movedPast(data) {
+  const g = data.frames && (window.__hexplorerStops || {})[data.group];
+  if (!g || !g.moving || (g.root && !g.root.isConnected)) return null;  // a slider still here
+  return data.stop === null || data.stop === undefined || data.stop !== g.value ? g : null;
+}
+
 export default function (component) {
   const {data, parentElement} = component;
-  const lite = data.bundle === "lite";
   const figure = JSON.parse(data.figure);
-  const layout = figure.layout || {};
   const config = {...data.config, responsive: true};
-  hearFrames(parentElement, data, (fig) => {
-    const div = parentElement.querySelector("div.hexplorer-liveplot");
+  const draw = (fig) => {
     drew(parentElement, fig);
-    if (lite) renderLite(parentElement, fig);
-    else if (div && div.__hexplorerPlotly) {
-      div.__hexplorerPlotly.react(div, fig.data || [], themed(fig.layout || {}, parentElement),
-        config);
+    drawFigure(parentElement, fig, data.bundle, config);
+  };
+  hearFrames(parentElement, data, draw);
+  const seq = ++parentElement.__hexplorerFrames.seq;  // a frame still being fetched loses
+  const moved = movedPast(data);
+  if (moved === null) {
+    draw(figure);
+    return;
+  }
+  // A rerun for a stop the slider no longer shows: drawn at the slider's stop (its patch on
+  // this figure), or, without a patch for it, not drawn (the rerun of that stop will come).
+  framesOf(data.frames).then((doc) => {
+    if (seq !== parentElement.__hexplorerFrames.seq) return;  // a later event or render
+    const patch = patchOf(doc, data.name, moved.value);
+    if (patch) draw(patched(figure, patch));
+    else if (data.stop === null || data.stop === undefined || data.stop === moved.value) {
+      draw(figure);
     }
   });
-  parentElement.__hexplorerFrames.seq++;  // a frame still being fetched loses to this figure
-  drew(parentElement, figure);
+}
+
+function drawFigure(parentElement, figure, bundle, config) {
+  const lite = bundle === "lite";
+  const layout = figure.layout || {};
   let div = parentElement.querySelector("div.hexplorer-liveplot");
   if (div && lite !== div.classList.contains("hexplorer-lite")) {
     if (div.__hexplorerPlotly) div.__hexplorerPlotly.purge(div);
@@ -212,7 +265,7 @@ export default function (component) {
     parentElement.appendChild(div);
   }
   div.style.height = (layout.height || 400) + "px";
-  load(data.bundle === "basic" ? "basic" : "full")
+  load(bundle === "basic" ? "basic" : "full")
     .then((Plotly) => {
       if (div.__hexplorerPlotly && div.__hexplorerPlotly !== Plotly) div.__hexplorerPlotly.purge(div);
       div.__hexplorerPlotly = Plotly;  // the chart is updated by the bundle that drew it
@@ -225,6 +278,7 @@ export default function (component) {
 """.replace("__ROUTE__", ROUTE)
     .replace("__BASIC_ROUTE__", BASIC_ROUTE)
     .replace("__UPLOT_ROUTE__", UPLOT_ROUTE)
+    .replace("__IDLE_MS__", str(FRAMES_IDLE_MS))
 )
 
 
@@ -360,6 +414,7 @@ def chart(
     lite: bool = False,
     frames: str | None = None,
     group: str | None = None,
+    stop: float | None = None,
 ) -> None:
     """``fig`` as a chart that updates in place across reruns (keyed ``key``); a plain
     ``st.plotly_chart`` where plotly.js is not served (:func:`enabled`). ``lite``: drawn with
@@ -369,7 +424,12 @@ def chart(
     stop]}}``, fetched once per URL by the page) and ``group`` the ``hexplorer:frame`` events
     it follows (``dashboard.common.view.slider``): on each event the chart applies its patch for
     the event's stop to the figure it drew last and redraws at once, before the rerun; a
-    ``null`` patch, no document or a failed fetch change nothing (the rerun's figure comes)."""
+    ``null`` patch, no document or a failed fetch change nothing (the rerun's figure comes).
+    ``stop``: the stop ``fig`` was made for. A rerun's figure for another stop than the one the
+    slider shows while the user moves it (an older rerun, arriving after a later stop was
+    drawn) is drawn with the shown stop's patch, or not at all without one: a chart never goes
+    back to a stop the slider left. The document is fetched on the group's first event, when
+    the user reaches for the slider, or once the page has been idle :data:`FRAMES_IDLE_MS`."""
     if frames is not None and not group:
         raise ValueError("liveplot.chart: frames= needs the group= of the events it follows")
     if not _enabled:
@@ -386,6 +446,7 @@ def chart(
             "name": key,
             "frames": frames,
             "group": group,
+            "stop": None if stop is None else float(stop),
         },
         height=int(fig.layout.height or 400),
     )

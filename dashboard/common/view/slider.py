@@ -7,8 +7,15 @@ indices (a ``st.components.v2`` component, its script inline): on every ``input`
 page at once — ``window.dispatchEvent(new CustomEvent("hexplorer:frame", {detail: {group,
 index, value}}))`` — and the charts drawn with ``frames=`` (``dashboard.common.view.liveplot``)
 apply that stop's patch from a document fetched once; the stop's ε goes to the server (a rerun
-of the fragment, for the tables, the headline and the URL) only once the user releases the
-mouse button or the key, or pauses (:data:`PAUSE_MS` without input) while holding it.
+of the fragment, for the tables, the headline and the URL) once the user releases the mouse
+button, or after :data:`PAUSE_MS` without input from the keyboard (so a burst of taps costs
+one rerun) or a held mouse button, or at once when the slider loses the focus (a click on
+another control, "Add this view", the report's download, finds the stop sent).
+
+Nothing the user does is lost, and nothing goes back: each stop sent carries a token the server
+echoes in the rerun that took it; until the rerun with the last token arrives, a rerun (an
+older stop's, arriving late) leaves the slider at the user's stop, and the charts that follow
+it draw that rerun's figure at the user's stop (``liveplot``: ``window.__hexplorerStops``).
 
 Where the component is not served (``AppTest``, a page run on its own) the page keeps
 ``st.select_slider``: :func:`available` says which.
@@ -24,10 +31,12 @@ import streamlit as st
 from dashboard.common.view import liveplot
 
 PAUSE_MS = 300
-"""How long the slider waits without input (a key or the mouse button still held) before it
-sends the stop's ε to the server."""
+"""How long the slider waits without input (keys, tapped or held, or the mouse button still
+held) before it sends the stop's ε to the server."""
 
 JS = """
+const RETRY_MS = 15000;  // a stop sent and not taken by then is sent once more
+
 export default function (component) {
   const {data, parentElement, setTriggerValue} = component;
   let root = parentElement.querySelector("div.hexplorer-slider");
@@ -35,46 +44,91 @@ export default function (component) {
     root = document.createElement("div");
     root.className = "hexplorer-slider";
     root.innerHTML = '<div class="hx-head"><label class="hx-label"></label>'
-      + '<span class="hx-help" tabindex="0" role="img">?</span></div>'
-      + '<input type="range" class="hx-range" min="0" step="1">'
+      + '<span class="hx-help" tabindex="0">?<span class="hx-tip" role="tooltip"></span></span>'
+      + '</div><input type="range" class="hx-range" min="0" step="1">'
       + '<div class="hx-value" aria-hidden="true"></div>';
     parentElement.appendChild(root);
   }
   const input = root.querySelector("input");
   const label = root.querySelector("label");
   const help = root.querySelector(".hx-help");
+  const tip = root.querySelector(".hx-tip");
   const shown = root.querySelector(".hx-value");
   const id = "hexplorer-slider-" + data.group;
   input.id = id;
   label.htmlFor = id;
   label.textContent = data.label;
   input.setAttribute("aria-label", data.label);
-  help.title = data.help || "";
-  help.setAttribute("aria-label", data.help || "");
+  // The help: shown while the "?" is hovered or focused (a keyboard reaches it with Tab), and
+  // read with the slider by a screen reader (aria-describedby).
+  tip.id = id + "-help";
+  tip.textContent = data.help || "";
+  help.setAttribute("aria-label", "Help: " + (data.help || ""));
   help.style.display = data.help ? "" : "none";
+  if (data.help) input.setAttribute("aria-describedby", tip.id);
+  else input.removeAttribute("aria-describedby");
   input.max = String(data.stops.length - 1);
 
   // What the listeners read: this render's stops (a rerun may bring others, e.g. an exact ε).
-  const s = root.__slider || (root.__slider = {timer: null, pointer: false});
+  // ``want``: the ε the user moved to; ``token``: the last stop sent, which the server echoes
+  // (``data.ack``) in the rerun that took it: until then a rerun is an older one (a stop sent
+  // before, or another widget's), and the slider keeps the user's stop, as do the charts.
+  const s = root.__slider || (root.__slider = {timer: null, pointer: false, want: null,
+    token: null, count: 0, base: Date.now().toString(36)});
   s.data = data;
   s.send = setTriggerValue;
+  const stops = window.__hexplorerStops || (window.__hexplorerStops = {});
   const show = (k) => {
     const text = s.data.labels[k];
     shown.textContent = "ε = " + text;
     input.setAttribute("aria-valuetext", text);
+    const max = Math.max(1, s.data.stops.length - 1);  // the track filled up to the thumb
+    input.style.setProperty("--hx-fill", (100 * k / max).toFixed(2) + "%");
   };
+  const caughtUp = () => s.timer === null && !s.pointer
+    && (s.token === null || s.data.ack === s.token);
+  s.caughtUp = caughtUp;
+  s.flush = () => { if (s.timer !== null) send(true); };
+  // The URL says the stop shown at once (a reload mid-move, a link copied, keep it); the
+  // server's own URL follows with the rerun (it reads the URL only on a session's first run).
+  const showInUrl = (text) => {
+    if (!s.data.param) return;
+    const u = new URL(window.location.href);
+    if (!u.searchParams.has(s.data.param) || u.searchParams.get(s.data.param) === text) return;
+    u.searchParams.set(s.data.param, text);
+    history.replaceState(history.state, "", u);
+  };
+  holdDownloads(root, s);
   // The stop goes to the server once the charts' frame is painted (two animation frames; at
   // most 100 ms, as a hidden tab has none): the rerun's work does not hold that paint back.
-  const send = () => {
+  // ``now``: at once (the slider loses the focus: a click elsewhere must find it sent).
+  const send = (now) => {
     clearTimeout(s.timer);
     s.timer = null;
     const k = +input.value;
-    if (k === s.data.index) return;
+    if (k === s.data.index && s.data.ack === s.token) {  // back where the server is
+      stops[s.data.group] = {value: s.data.stops[k], moving: false, root};
+      return;
+    }
     const value = s.data.stops[k];
+    const token = s.base + "." + (++s.count);
+    s.token = token;
     let sent = false;
     const go = () => {
-      if (!sent) { sent = true; s.send("epsilon", value); }
+      if (sent || s.token !== token) return;
+      sent = true;
+      s.send("epsilon", {value, token});
+      // A stop the server never took (a lost message): sent once more, then given up (the
+      // slider then shows the server's ε again), so nothing waits for it for ever.
+      setTimeout(() => {
+        if (s.token !== token || s.data.ack === token || !root.isConnected) return;
+        s.send("epsilon", {value, token});
+        setTimeout(() => {
+          if (s.token === token && s.data.ack !== token) s.token = null;
+        }, RETRY_MS);
+      }, RETRY_MS);
     };
+    if (now === true) { go(); return; }
     requestAnimationFrame(() => requestAnimationFrame(go));
     setTimeout(go, 100);
   };
@@ -82,10 +136,16 @@ export default function (component) {
     s.wired = true;
     input.addEventListener("input", () => {
       const k = +input.value;
+      const value = s.data.stops[k];
       show(k);
+      showInUrl(s.data.labels[k]);
+      s.want = value;
+      stops[s.data.group] = {value, moving: true, root};
       window.dispatchEvent(new CustomEvent("hexplorer:frame",
-        {detail: {group: s.data.group, index: k, value: s.data.stops[k]}}));
+        {detail: {group: s.data.group, index: k, value}}));
       clearTimeout(s.timer);
+      // A key (tapped or held) and a held mouse button: sent after a pause without input, so
+      // a burst of taps costs one rerun; a released mouse button: at once (pointerup).
       s.timer = s.pointer ? null : setTimeout(send, s.data.pause);
     });
     input.addEventListener("pointerdown", () => { s.pointer = true; });
@@ -96,29 +156,100 @@ export default function (component) {
     };
     input.addEventListener("pointerup", release);
     input.addEventListener("pointercancel", release);
-    // A key released after a move: sent at once (a key held down moves it stop by stop).
-    input.addEventListener("keyup", () => { if (s.timer !== null) send(); });
+    input.addEventListener("blur", () => { if (s.timer !== null) send(true); });
+    // Wanted soon: the charts fetch their frames document now (else once the page is idle).
+    const wanted = () => window.dispatchEvent(new CustomEvent("hexplorer:frames-wanted",
+      {detail: {group: s.data.group}}));
+    root.addEventListener("pointerenter", wanted);
+    root.addEventListener("focusin", wanted);
+    root.addEventListener("touchstart", wanted, {passive: true});
   }
-  // The server's ε (a rerun: the exact-ε box, the URL, a lesson link) is shown, unless the
-  // user is moving the slider (a stop not yet sent): that one wins, and is sent after the pause.
-  if (s.timer === null && !s.pointer) {
+  // The server's ε (a rerun: the exact-ε box, the URL, a lesson link) is shown once the server
+  // has the user's last stop; before that, the user's stop stays (a rerun may be an older one).
+  if (caughtUp()) {
     input.value = String(data.index);
     show(data.index);
+    s.want = null;
+    stops[data.group] = {value: data.stops[data.index], moving: false, root};
   } else {
+    const k = s.want === null ? -1 : data.stops.indexOf(s.want);
+    if (k >= 0) input.value = String(k);
     show(+input.value);
   }
+  if (caughtUp()) release();
+}
+
+// A download clicked while a slider's stop is not yet the server's (the page's report would
+// be the previous stop's) is held: the stop is sent at once, and the click replayed once the
+// server has it and the page is idle (the download button then made by that rerun).
+const IDLE = '[data-testid="stStatusWidgetRunningIcon"], '
+  + '[data-testid="stStatusWidgetRunningManIcon"], [data-stale="true"]';
+function holdDownloads(root, s) {
+  const h = window.__hexplorerHold || (window.__hexplorerHold = {sliders: new Set(),
+    held: null, wired: false});
+  h.sliders.add(s);
+  s.root = root;
+  if (h.wired) return;
+  h.wired = true;
+  document.addEventListener("click", (event) => {
+    const button = event.target.closest
+      && event.target.closest('[data-testid="stDownloadButton"] button');
+    if (!button || button.__hexplorerReplay) return;  // not a download, or the replay
+    const moving = [...h.sliders].filter((t) => t.root.isConnected && !t.caughtUp());
+    if (!moving.length) return;
+    event.preventDefault();
+    event.stopImmediatePropagation();
+    moving.forEach((t) => t.flush());
+    const host = button.closest('[class*="st-key-"]');
+    const key = host && [...host.classList].find((c) => c.startsWith("st-key-"));
+    h.held = {button, key, until: Date.now() + 60000};
+  }, true);
+}
+function release() {
+  const h = window.__hexplorerHold;
+  if (!h || !h.held) return;
+  const poll = () => {
+    const held = h.held;
+    if (!held) return;
+    if ([...h.sliders].some((t) => t.root.isConnected && !t.caughtUp())) return;  // next render
+    if (document.querySelector(IDLE) && Date.now() < held.until) { setTimeout(poll, 100); return; }
+    h.held = null;
+    const again = (held.key && document.querySelector("." + held.key + " button")) || held.button;
+    if (!again.isConnected) return;
+    again.__hexplorerReplay = true;
+    again.click();
+    again.__hexplorerReplay = false;
+  };
+  setTimeout(poll, 100);
 }
 """
 
 CSS = """
 .hexplorer-slider {padding: 0 0 0.25rem 0;}
 .hexplorer-slider .hx-head {display: flex; align-items: center; gap: 0.4rem;
-  font-size: 0.875rem; margin-bottom: 0.25rem;}
+  font-size: 0.875rem; margin-bottom: 0.25rem; position: relative;}
 .hexplorer-slider .hx-help {display: inline-flex; width: 1rem; height: 1rem;
   align-items: center; justify-content: center; border: 1px solid currentColor;
   border-radius: 50%; font-size: 0.7rem; opacity: 0.6; cursor: help;}
-.hexplorer-slider .hx-range {width: 100%; margin: 0.25rem 0;
-  accent-color: var(--st-primary-color, #ff4b4b); cursor: pointer;}
+.hexplorer-slider .hx-help:hover, .hexplorer-slider .hx-help:focus {opacity: 1;}
+.hexplorer-slider .hx-tip {display: none; position: absolute; left: 0; right: 0; top: 1.5rem;
+  z-index: 10; padding: 0.4rem 0.6rem; border-radius: 0.4rem; font-size: 0.8rem;
+  line-height: 1.35; white-space: normal; cursor: auto;
+  background: var(--st-background-color, #fff); color: var(--st-text-color, inherit);
+  border: 1px solid rgba(128, 128, 128, 0.5); box-shadow: 0 2px 8px rgba(0, 0, 0, 0.25);}
+.hexplorer-slider .hx-help:hover .hx-tip, .hexplorer-slider .hx-help:focus .hx-tip {
+  display: block;}
+.hexplorer-slider .hx-range {width: 100%; margin: 0.5rem 0; cursor: pointer;
+  -webkit-appearance: none; appearance: none; height: 0.3rem; border-radius: 0.15rem;
+  background: linear-gradient(to right, var(--st-primary-color, #ff4b4b) var(--hx-fill, 0%),
+    rgba(128, 128, 128, 0.35) var(--hx-fill, 0%));}
+.hexplorer-slider .hx-range::-webkit-slider-thumb {-webkit-appearance: none; appearance: none;
+  width: 1rem; height: 1rem; border-radius: 50%; border: none;
+  background: var(--st-primary-color, #ff4b4b);}
+.hexplorer-slider .hx-range::-moz-range-thumb {width: 1rem; height: 1rem; border-radius: 50%;
+  border: none; background: var(--st-primary-color, #ff4b4b);}
+.hexplorer-slider .hx-range:focus-visible {outline: 2px solid var(--st-primary-color, #ff4b4b);
+  outline-offset: 4px;}
 .hexplorer-slider .hx-value {font-size: 0.875rem; font-family: var(--st-code-font, monospace);
   color: var(--st-primary-color, #ff4b4b);}
 """
@@ -147,16 +278,22 @@ def epsilon_slider(
     group: str,
     help: str,
     on_change: Callable[[float], None],
+    url_param: str | None = None,
 ) -> None:
     """The slider over ``stops`` at ``value`` (one of them), keyed ``key``; its ``input``
     events are ``hexplorer:frame`` events of ``group``; ``on_change(ε)`` runs (a callback,
     before the fragment reruns) when the user releases the slider, or pauses, on a stop other
-    than ``value``."""
+    than ``value``. ``url_param``: the query parameter that holds this ε in the page's URL
+    (``dashboard.common.session.url``), set by the browser at once on each move (a reload
+    mid-move keeps the stop shown), where the URL has it."""
+
+    ack = f"_{key}_ack"
 
     def changed() -> None:
         picked = st.session_state[key].get("epsilon")
-        if picked is not None:
-            on_change(float(picked))
+        if isinstance(picked, dict) and picked.get("value") is not None:
+            st.session_state[ack] = picked.get("token")  # echoed: the browser knows it is in
+            on_change(float(picked["value"]))
 
     stops = [float(e) for e in stops]
     _component()(
@@ -169,6 +306,8 @@ def epsilon_slider(
             "labels": [f"{e:g}" for e in stops],
             "index": stops.index(float(value)),
             "pause": PAUSE_MS,
+            "ack": st.session_state.get(ack),
+            "param": url_param,
         },
         on_epsilon_change=changed,
     )

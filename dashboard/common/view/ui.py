@@ -101,6 +101,7 @@ def chart(
     lite: bool = True,
     frames: str | None = None,
     group: str | None = None,
+    stop: float | None = None,
 ) -> None:
     """Show a plotly figure, drawn by the chart that updates in place
     (:mod:`dashboard.common.view.liveplot`): a slider's step updates it rather than having the
@@ -110,9 +111,16 @@ def chart(
     Streamlit's full plotly element), else the full one, with the modebar's PNG export
     (``bench/bench_render.py``). ``lite=False``: never uPlot. ``frames`` and ``group``: a
     frames document's URL and the slider events it follows (:func:`liveplot.chart`); the
-    document's patches for this chart are keyed ``"chart_" + key``."""
+    document's patches for this chart are keyed ``"chart_" + key``; ``stop``: the slider's
+    stop ``fig`` is drawn for (an older rerun's figure is not drawn over a later stop)."""
     liveplot.chart(
-        fig, key=f"chart_{key}", config=PNG_CONFIG, lite=lite, frames=frames, group=group
+        fig,
+        key=f"chart_{key}",
+        config=PNG_CONFIG,
+        lite=lite,
+        frames=frames,
+        group=group,
+        stop=stop,
     )
     shown.add_figure(key, fig)  # the report hands out what the page drew
 
