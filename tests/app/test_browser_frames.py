@@ -180,7 +180,12 @@ def test_an_older_rerun_never_draws_over_a_later_stop(server):
         thumb.focus()
         thumb.press("ArrowRight")  # 2: sent after the pause, the server takes 2 s
         _until(page, "s.line === 2")
-        page.wait_for_timeout(800)
+        page.wait_for_function(  # the pause is over and 2 is sent (on a loaded machine the
+            "() => { const s = document.querySelector('div.hexplorer-slider').__slider;"
+            " return s.timer === null && s.token !== null; }",  # pause can outlast a fixed wait)
+            timeout=30_000,
+        )
+        page.wait_for_timeout(300)  # sent two animation frames later (at most 100 ms)
         page.evaluate(SEEN)
         thumb.press("ArrowRight")  # 4, while the rerun for 2 is under way
         _until(page, "s.title.endsWith('= 4') && s.line === 4")
