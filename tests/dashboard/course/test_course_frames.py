@@ -9,13 +9,9 @@ as the page builds them; on the demo city the figures are the ones the page itse
 
 from __future__ import annotations
 
-import base64
-import json
-import math
 from pathlib import Path
 
 import numpy as np
-import plotly.io as pio
 import pytest
 from streamlit.testing.v1 import AppTest
 
@@ -28,35 +24,9 @@ from dashboard.course import charts
 from dashboard.course import compute as cc
 from dashboard.course import frames as cf
 from dashboard.course import state as cs
+from tests.frames_checks import encoded, sent
 
 ROOT = Path(__file__).resolve().parents[3]
-DTYPES = {"f8": "<f8", "f4": "<f4", "i4": "<i4", "u4": "<u4", "i2": "<i2", "u2": "<u2"}
-DTYPES.update({"i1": "i1", "u1": "u1"})
-
-
-def plain(value):
-    """A parsed figure JSON with plotly's typed arrays ({dtype, bdata}) as lists and NaN as
-    null: what the browser's renderers read either way."""
-    if isinstance(value, dict):
-        if "bdata" in value and "dtype" in value:
-            raw = np.frombuffer(base64.b64decode(value["bdata"]), dtype=DTYPES[value["dtype"]])
-            return plain(raw.tolist())
-        return {k: plain(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [plain(v) for v in value]
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    return value
-
-
-def encoded(fig) -> dict:
-    """The figure as the page sends it (liveplot: ``pio.to_json``), parsed."""
-    return plain(json.loads(pio.to_json(fig, validate=False)))
-
-
-def sent(document: dict) -> dict:
-    """The document as the browser receives it (the route's encoding)."""
-    return json.loads(frames.encode(document))
 
 
 def assert_contract(document: dict, chart: str, figures: dict[float, dict]) -> int:
