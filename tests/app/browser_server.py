@@ -212,6 +212,50 @@ def step_epsilon(page, key: str) -> str:
     return str(thumb.get_attribute("aria-valuetext"))
 
 
+class HeldMessages:
+    """The page's messages to Streamlit's server, held on demand (Playwright's
+    ``route_web_socket`` on ``/_stcore/stream``): while held, no rerun can start, so whatever
+    the page shows then was drawn by the browser alone. Install before ``page.goto``."""
+
+    def __init__(self, page) -> None:
+        import re
+
+        self.page = page
+        self.on = False
+        self.queue: list = []
+        page.route_web_socket(re.compile(r"/_stcore/stream"), self._stream)
+
+    def _stream(self, ws) -> None:
+        upstream = ws.connect_to_server()
+
+        def to_server(message) -> None:
+            if self.on:
+                self.queue.append((upstream, message))
+            else:
+                upstream.send(message)
+
+        ws.on_message(to_server)
+
+    def hold(self) -> None:
+        self.on = True
+
+    def wait_for_one(self, what: str, timeout_ms: int = 10_000) -> None:
+        """Until the page has sent at least one message (e.g. a slider's stop after its
+        pause); ``what`` names it in the failure."""
+        for _ in range(timeout_ms // 100):
+            if self.queue:
+                return
+            self.page.wait_for_timeout(100)
+        raise AssertionError(f"{what}: no message within {timeout_ms} ms")
+
+    def release(self) -> None:
+        """Send what was held, in order, and stop holding."""
+        self.on = False
+        queue, self.queue = self.queue, []
+        for upstream, message in queue:
+            upstream.send(message)
+
+
 def click_until(page, expect, shown, at, *, attempts: int = 12) -> None:
     """Click the point ``at()`` (x, y) until the locator ``shown`` is visible (deck.gl picks
     only once its first frames are drawn, so early clicks may miss)."""

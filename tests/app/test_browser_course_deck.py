@@ -18,6 +18,7 @@ from browser_server import (
     CHROMIUM,
     CHROMIUM_ARGS,
     ROOT,
+    HeldMessages,
     chromium_page,
     streamlit_server,
     wait_idle,
@@ -153,20 +154,7 @@ def test_a_course_step_chart_shows_a_new_epsilon_before_the_rerun(server):
     server are held, so no rerun can have drawn it; released, the rerun brings the metric,
     which agrees with the title."""
     with chromium_page(ARTIFACTS / "browser-course-frames-failure.png") as (page, expect):
-        held: dict = {"on": False, "queue": []}
-
-        def stream(ws) -> None:  # Streamlit's websocket, the page's messages held on demand
-            upstream = ws.connect_to_server()
-
-            def to_server(message) -> None:
-                if held["on"]:
-                    held["queue"].append((upstream, message))
-                else:
-                    upstream.send(message)
-
-            ws.on_message(to_server)
-
-        page.route_web_socket(re.compile(r"/_stcore/stream"), stream)
+        held = HeldMessages(page)
         page.goto(f"{server}/course?step=4", wait_until="domcontentloaded", timeout=60_000)
         expect(page.get_by_role("heading", name=re.compile("^Step 4:"))).to_be_visible(
             timeout=TIMEOUT
@@ -174,7 +162,7 @@ def test_a_course_step_chart_shows_a_new_epsilon_before_the_rerun(server):
         page.wait_for_function(f"() => ({STEP4_JS})().title.startsWith('ε = 1:')")
         wait_idle(page)
         before = page.evaluate(STEP4_JS)
-        held["on"] = True
+        held.hold()
         thumb = _epsilon_range(page)
         thumb.focus()
         thumb.press("ArrowRight")
@@ -184,10 +172,8 @@ def test_a_course_step_chart_shows_a_new_epsilon_before_the_rerun(server):
         )
         now = page.evaluate(STEP4_JS)
         assert now["metric"] == before["metric"], "no rerun while the messages are held"
-        assert held["queue"], "the slider sent its stop on the key's release"
-        held["on"] = False
-        for upstream, message in held["queue"]:
-            upstream.send(message)
+        held.wait_for_one("the slider sends its stop after its pause")
+        held.release()
         page.wait_for_function(SERVER_AT_JS, arg=GRID.index(1.05), timeout=60_000)
         wait_idle(page)
         after = page.evaluate(STEP4_JS)

@@ -17,6 +17,7 @@ import pytest
 from browser_server import (
     CHART,
     ROOT,
+    HeldMessages,
     chromium_page,
     epsilon_thumb,
     inside,
@@ -212,20 +213,7 @@ def test_an_epsilon_step_repaints_both_charts_before_the_rerun(server):
     held (so no rerun can have drawn them): the distribution's title and the worst-case chart's
     ε line; released, the rerun brings the headline."""
     with chromium_page(ARTIFACTS / "browser-hexagon-frames-failure.png") as (page, expect):
-        held: dict = {"on": False, "queue": []}
-
-        def stream(ws) -> None:  # Streamlit's websocket, the page's messages held on demand
-            upstream = ws.connect_to_server()
-
-            def to_server(message) -> None:
-                if held["on"]:
-                    held["queue"].append((upstream, message))
-                else:
-                    upstream.send(message)
-
-            ws.on_message(to_server)
-
-        page.route_web_socket(re.compile(r"/_stcore/stream"), stream)
+        held = HeldMessages(page)
         page.goto(f"{server}/one_hexagon", wait_until="domcontentloaded", timeout=60_000)
         expect(page.locator(".hexplorer-lite").nth(1)).to_be_visible(timeout=180_000)
         expect(page.get_by_text(re.compile("land at ε = 1$"))).to_be_visible(timeout=60_000)
@@ -240,7 +228,7 @@ def test_an_epsilon_step_repaints_both_charts_before_the_rerun(server):
         assert page.evaluate(
             "(url) => window.__hexplorerFrames[url].then(d => d !== null)", urls[0]
         )
-        held["on"] = True
+        held.hold()
         assert step_epsilon(page, "ArrowRight") == "1.1"
         page.wait_for_function(
             f"""() => {{ const s = ({HELD})();
@@ -250,14 +238,8 @@ def test_an_epsilon_step_repaints_both_charts_before_the_rerun(server):
             timeout=5_000,
         )
         assert page.evaluate(HELD)["head"].startswith("How far off will a release be? ε = 1,")
-        for _ in range(30):  # the stop goes after the slider's pause (300 ms without input)
-            if held["queue"]:
-                break
-            page.wait_for_timeout(100)
-        assert held["queue"], "the slider sent its stop after the pause"
-        held["on"] = False
-        for upstream, message in held["queue"]:
-            upstream.send(message)
+        held.wait_for_one("the slider sends its stop after its pause (300 ms without input)")
+        held.release()
         expect(
             page.get_by_text(re.compile(r"^How far off will a release be\? ε = 1\.1,"))
         ).to_be_visible(timeout=60_000)
