@@ -20,6 +20,7 @@ from browser_server import (
     click_map_centre,
     step_epsilon,
     streamlit_server,
+    wait_idle,
 )
 from browser_server import unavailable as _unavailable
 from sample_files import ships_csv
@@ -230,11 +231,17 @@ def test_an_upload_survives_moving_epsilon_then_changing_page(server):
         expect(page.get_by_text(re.compile("land at ε = 1$"))).to_be_visible(timeout=120_000)
         value = step_epsilon(page, "ArrowRight")
         expect(page.get_by_text(f"land at ε = {value}").first).to_be_visible(timeout=60_000)
+        # The chart's title moves at once (the browser's frame); the fragment's rerun is the
+        # headline's (after the slider's pause): wait for it, that rerun is what this tests.
+        expect(
+            page.get_by_text(re.compile(rf"^How far off will a release be\? ε = {value},"))
+        ).to_be_visible(timeout=60_000)
+        wait_idle(page)
         for link in ("Map", "One hexagon"):
             page.get_by_role("link", name=link, exact=True).click()
             expect(page.get_by_text("In use: ships.csv").first).to_be_visible(timeout=120_000)
             source = page.locator('[data-testid="stRadio"]').filter(has_text="Source")
-            expect(source.get_by_role("radio", name="Upload a file")).to_be_checked()
+            expect(source.get_by_role("radio", name="Upload a file")).to_be_checked(timeout=30_000)
         _no_exception(page)
 
 
