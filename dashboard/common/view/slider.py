@@ -156,7 +156,19 @@ export default function (component) {
     };
     input.addEventListener("pointerup", release);
     input.addEventListener("pointercancel", release);
-    input.addEventListener("blur", () => { if (s.timer !== null) send(true); });
+    // Leaving the slider sends its stop at once, unless for a link to another page: that
+    // stop would reach the server as a rerun of this page's fragment during the next page's
+    // run (Streamlit: "Couldn't find fragment", the page left blank). The stop is dropped.
+    input.addEventListener("blur", (e) => {
+      if (s.timer === null) return;
+      const to = e.relatedTarget;
+      if (to && to.closest && to.closest("a[href]")) {
+        clearTimeout(s.timer);
+        s.timer = null;
+        return;
+      }
+      send(true);
+    });
     // Wanted soon: the charts fetch their frames document now (else once the page is idle).
     const wanted = () => window.dispatchEvent(new CustomEvent("hexplorer:frames-wanted",
       {detail: {group: s.data.group}}));
@@ -290,7 +302,10 @@ def epsilon_slider(
     ack = f"_{key}_ack"
 
     def changed() -> None:
-        picked = st.session_state[key].get("epsilon")
+        # A stop sent as the user leaves for another page (a tap, then a page link at once) is
+        # handled in that page's run, where Streamlit has already dropped this widget's state:
+        # that stop is lost (the page opens at the ε the server had), but the run goes on.
+        picked = (st.session_state.get(key) or {}).get("epsilon")
         if isinstance(picked, dict) and picked.get("value") is not None:
             st.session_state[ack] = picked.get("token")  # echoed: the browser knows it is in
             on_change(float(picked["value"]))
