@@ -14,7 +14,7 @@ the visitor's own run then computes (and reports) it as before.
 One of Streamlit's own first-run costs is paid here too (:func:`_streamlit_first_run`): the
 one-time "is this a REPL?" check of the first element (``inspect.stack()`` over every module),
 which is skipped: under ``streamlit run`` its warning never shows. (The other, the emoji
-catalogue behind an emoji ``page_icon``, is gone: ``app.py``'s icon is a Material one.)
+catalogue behind an emoji ``page_icon``, is gone: ``app.py``'s icon is an SVG file.)
 
 The warm-up is on the first map's critical path one for one: 0.2 s more of it made the first map
 0.23 s later (an interleaved A/B), so what it need not do, it must not.

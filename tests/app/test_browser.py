@@ -95,6 +95,10 @@ def test_map_charts_and_epsilon_slider_in_chromium(server):
 
     basemap = [u for u in requested if any(h in u for h in BASEMAP_HOSTS)]
     assert basemap == [], f"basemap tiles were requested: {basemap[:3]}"
+    # Nothing is fetched from another host (a visit tells no one else; the dashboard works
+    # offline): the favicon was a Material icon the browser fetched from fonts.gstatic.com.
+    elsewhere = [u for u in requested if not u.startswith((server, "data:", "blob:"))]
+    assert elsewhere == [], f"fetched from another host: {elsewhere[:3]}"
 
 
 # --- a user's own file (issue 7) -----------------------------------------------------------------
