@@ -400,7 +400,8 @@ def bundle(fig: go.Figure, *, lite: bool = False) -> str:
 
 _FROZEN: dict[int, dict[object, str]] = {}
 """``id`` of each frozen figure -> what :func:`sent` made of it (its JSON, its bundle per
-``lite``); an entry goes with its figure (``weakref.finalize``)."""
+``lite``); an entry goes with its figure (``weakref.finalize``), so it holds at most one JSON
+string per figure alive (memo keeps 256; One hexagon's two are 11–19 kB)."""
 _FROZEN_LOCK = threading.Lock()
 
 
