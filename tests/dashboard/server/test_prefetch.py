@@ -61,6 +61,17 @@ def _expected(names: tuple[str, ...]) -> bytes:
     )
 
 
+def _app_pages() -> list[tuple[str, str, str, str]]:
+    """app.py's PAGES (page file, URL path, title, icon), read without importing app.py."""
+    tree = ast.parse((ROOT / "app.py").read_text())
+    (pages,) = [
+        ast.literal_eval(node.value)
+        for node in tree.body
+        if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", "") == "PAGES"
+    ]
+    return pages
+
+
 def test_the_page_gets_the_links_after_its_head_with_its_length():
     names = prefetch.chunk_names()
     assert names[0].startswith("DeckGlJsonChart.") and names[1].startswith("webgl-device.")
@@ -157,17 +168,6 @@ def test_the_map_pages_are_the_apps_default_page_and_whole_city():
     paths = {title: url_path for _path, url_path, title, _icon in _app_pages()}
     assert paths["Map"] == "hexagon_map"  # the default page (app.py), served at the root: ""
     assert prefetch.MAP_PAGES == ("", paths["Map"], paths["Whole city"])
-
-
-def _app_pages() -> list[tuple[str, str, str, str]]:
-    """app.py's PAGES (page file, URL path, title, icon), read without importing app.py."""
-    tree = ast.parse((ROOT / "app.py").read_text())
-    (pages,) = [
-        ast.literal_eval(node.value)
-        for node in tree.body
-        if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", "") == "PAGES"
-    ]
-    return pages
 
 
 def test_only_the_pages_that_open_with_a_map_get_the_links():
