@@ -118,7 +118,9 @@ cli.main()
 """
 
 
-def _serve(profile: Path | None, thread_only: bool) -> tuple[subprocess.Popen, str]:
+def _serve(
+    profile: Path | None, thread_only: bool, sample: bool = True
+) -> tuple[subprocess.Popen, str]:
     port = free_port()
     env = {k: v for k, v in os.environ.items() if k != "HEXPLORER_DATA_DIR"}
     args = ["run", "app.py", "--server.headless", "true", "--server.port", str(port),
@@ -137,7 +139,8 @@ def _serve(profile: Path | None, thread_only: bool) -> tuple[subprocess.Popen, s
         env["BENCH_PROFILE_DIR"] = str(profile)
         if thread_only:
             env["BENCH_THREAD_CPU_ONLY"] = "1"
-            env["BENCH_SAMPLE"] = "1"
+            if sample:
+                env["BENCH_SAMPLE"] = "1"
         cmd = [sys.executable, "-c", PROFILED, *args]
     log = open(ROOT / "test-artifacts" / "server-cpu.log", "w")  # noqa: SIM115 (with the process)
     server = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
@@ -227,12 +230,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--thread-cpu-only", action="store_true",
                         help="with --profile: no cProfile; each script run's thread CPU and a "
                         "sampling profile of every thread per kind of event (samples.json)")  # fmt: skip
+    parser.add_argument("--no-sampler", action="store_true",
+                        help="with --thread-cpu-only: each script run's thread CPU alone (no "
+                        "sampling thread: the process's CPU as without --profile)")  # fmt: skip
     args = parser.parse_args(argv)
     if not CHROMIUM.exists():
         print(f"Chromium not found at {CHROMIUM}", file=sys.stderr)
         return 2
     (ROOT / "test-artifacts").mkdir(exist_ok=True)
-    server, url = _serve(args.profile, args.thread_cpu_only)
+    server, url = _serve(args.profile, args.thread_cpu_only, not args.no_sampler)
     try:
         _wait_ready(url, [server.pid], lambda: server.poll() is None)
         out = measure(url, server.pid, args)
@@ -268,8 +274,10 @@ def main(argv: list[str] | None = None) -> int:
                 continue
             runs = [i for _k, _j, a, b in rows for i in range(a, b)]
             thread = sum(float((args.profile / f"run-{i:03d}.cpu").read_text()) for i in runs)
+            events = [out[kind][j] for _k, j, _a, _b in rows]
             print(f"\n=== {label}: {len(rows)} events, {len(runs)} script runs, script thread "
-                  f"{thread / len(rows):.3f} CPU s per event ===")  # fmt: skip
+                  f"{thread / len(rows):.3f} CPU s per event of "
+                  f"{statistics.mean(events):.3f} for the process ===")  # fmt: skip
             if not args.thread_cpu_only:
                 top_costs(args.profile, runs)
     return 0

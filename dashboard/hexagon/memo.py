@@ -10,7 +10,8 @@ pandas frames by their bytes, dataclasses field by field), never of parameters t
 lists by hand, so a remembered figure cannot be the figure of other numbers. An argument of
 any other type is not remembered: the builder simply runs. Figures are shared between
 sessions and must not be changed after they are built (``st.plotly_chart`` copies before it
-serialises).
+serialises); they are :func:`~dashboard.common.view.liveplot.freeze`-d, so the chart that shows
+one serialises it once.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ import numpy as np
 import pandas as pd
 
 from dashboard.common.cache import cached
+from dashboard.common.view import liveplot
 
 
 class _NotDigestible(TypeError):
@@ -102,7 +104,7 @@ def digest(build: Callable[..., Any], args: tuple, kwargs: Mapping[str, Any]) ->
 
 @cached(max_entries=256, resource=True)
 def _remembered(key: str, _build: Callable[..., Any], _args: tuple, _kwargs: dict) -> Any:
-    return _build(*_args, **_kwargs)
+    return liveplot.freeze(_build(*_args, **_kwargs))  # shared, never changed: sent as made once
 
 
 def figure(build: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Any:

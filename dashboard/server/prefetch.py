@@ -11,11 +11,18 @@ the HTML page Streamlit serves in two places:
   module and for each module it imports that the page does not link already
   (:func:`chunk_names`), so Chromium fetches and compiles them (off its main thread) while it
   loads Streamlit itself, after Streamlit's own modules (low priority: they are needed later);
-- before ``</head>``, the map's style sheet (:func:`style_names`) and, on the pages that open
-  with a map (:data:`MAP_PAGES`), a module script that runs the map's module right after
-  Streamlit's own (:func:`early_run`). Streamlit otherwise runs it only when the map's element
-  arrives, and the map waited about 0.15 s for it, at the end of the page; run early, it
-  overlaps with the page waiting for the server.
+- before ``</head>``, the map's style sheet (:func:`style_names`) and a module script that runs
+  the map's module right after Streamlit's own (:func:`early_run`). Streamlit otherwise runs it
+  only when the map's element arrives, and the map waited about 0.15 s for it, at the end of
+  the page; run early, it overlaps with the page waiting for the server.
+
+Only the pages that open with a map (:data:`MAP_PAGES`, told by the request's path:
+:func:`page_of`) get them; every other page (a shared link to One hexagon, the course) is
+served as Streamlit serves it. There the links cost without helping: Chromium parsed the 3 MB
+of modules on a worker thread (0.5-1.2 s of CPU, on a 2-core machine the main thread's
+competitor) and spent 15-50 ms of main-thread time requesting them and parsing the style sheet
+(a trace of One hexagon's first render, 2026-11-27); a later visit to the Map in the same tab
+loads its code when its element arrives, as before this module.
 
 Measured in Chromium on the demo city (``bench/bench_browser.py``; the early run: two A/Bs of
 interleaved starts, first map 2.18 s against 2.26 s and 2.18 s against 2.25 s median). Tried and not kept:
@@ -46,15 +53,27 @@ IMPORTS = re.compile(r'(?:\bimport|\bfrom)\s*"\./([\w.-]+\.js)"')
 """A static import of a sibling module in Streamlit's built JavaScript (``from"./x.js"``)."""
 STYLES = ("DeckGlJsonChart.*.css",)
 """Streamlit's style sheet of ``st.pydeck_chart``."""
-MAP_PAGES = ("", "city")
-"""The last part of the URL path of the pages that open with a map: the Map (the app's
-default page, at its root) and Whole city (``dashboard/city/page.py``)."""
+MAP_PAGES = ("", "hexagon_map", "city")
+"""The URL paths of the pages that open with a map (:func:`page_of`): the Map (the app's
+default page, at its root and at its own path) and Whole city (``dashboard/city/page.py``)."""
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+
+def page_of(scope: Scope) -> str:
+    """The page a request's path names, as :data:`MAP_PAGES` spells it: the path without the
+    app's prefix (the ASGI ``root_path``, or Streamlit's ``server.baseUrlPath``) and without
+    its slashes (``""`` for the root)."""
+    segments = [part for part in scope.get("path", "").split("/") if part]
+    for prefix in (scope.get("root_path", ""), st.get_option("server.baseUrlPath") or ""):
+        parts = [part for part in prefix.split("/") if part]
+        if parts and segments[: len(parts)] == parts:
+            segments = segments[len(parts) :]
+    return "/".join(segments)
 
 
 @functools.cache
@@ -111,7 +130,8 @@ def early_run(name: str) -> bytes:
 
     Module scripts run in the page's order, so this one runs after Streamlit's entry module,
     which the page's head names first; the module is then already fetched and compiled
-    (:func:`links`). Elsewhere it does nothing: those pages need the map's code later or never.
+    (:func:`links`). Only those pages are served with it (:class:`ModulePreload`); the check of
+    the page's own path stays as a second guard.
     """
     pages = ",".join(f'"{page}"' for page in MAP_PAGES)
     return (
@@ -133,13 +153,15 @@ def with_links(html: bytes, names: tuple[str, ...], styles: tuple[str, ...] = ()
 
 
 class ModulePreload:
-    """ASGI middleware: every HTML page gets :func:`links` for :func:`chunk_names`.
+    """ASGI middleware: the HTML page of a :data:`MAP_PAGES` page gets :func:`links` for
+    :func:`chunk_names` (:func:`with_links`).
 
-    Only ``GET`` responses whose content type is ``text/html`` are read (Streamlit's one HTML
-    page, served for every page's URL), never a file under ``/media/`` (a downloaded HTML
-    report or handout, which must open offline without the app's modules); a gzipped page (Streamlit compresses what it serves)
-    is sent uncompressed, with its ``Content-Length`` corrected. Everything else (the
-    websocket, assets, uploads) passes through untouched.
+    Only ``GET`` responses whose content type is ``text/html`` to a request for one of the
+    :data:`MAP_PAGES` (:func:`page_of`) are read (Streamlit's one HTML page, served for every
+    page's URL), never a file under ``/media/`` (a downloaded HTML report or handout, which must
+    open offline without the app's modules); a gzipped page (Streamlit compresses what it
+    serves) is sent uncompressed, with its ``Content-Length`` corrected. Everything else (the
+    other pages, the websocket, assets, uploads) passes through untouched.
     """
 
     def __init__(self, app: ASGIApp) -> None:
@@ -152,6 +174,7 @@ class ModulePreload:
             or scope.get("method") != "GET"
             or not names
             or "/media/" in scope.get("path", "")  # a download (a report, a handout): as it is
+            or page_of(scope) not in MAP_PAGES  # a page without a map: as Streamlit serves it
         ):
             await self.app(scope, receive, send)
             return

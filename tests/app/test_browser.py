@@ -278,9 +278,10 @@ def test_country_wide_file_at_resolution_7_has_visible_hexagons(server):
             browser.close()
 
 
-def test_the_maps_code_is_fetched_before_any_map(server):
+def test_the_maps_code_is_fetched_before_any_map_on_the_map_pages_only(server):
     """The page links deck.gl's module for the browser to load with the page
-    (dashboard.server.prefetch): on Learn, a page without a map, Chromium still fetches it."""
+    (dashboard.server.prefetch) where it opens with a map (the Map, at its own path here);
+    on Learn, a page without a map, Chromium neither links nor fetches it."""
     from playwright.sync_api import sync_playwright
 
     from dashboard.server import prefetch
@@ -294,16 +295,24 @@ def test_the_maps_code_is_fetched_before_any_map(server):
         _unavailable(f"Playwright unavailable: {exc}")
     try:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
-        page = browser.new_page(viewport={"width": 1280, "height": 800})
-        fetched: list[str] = []
-        page.on("request", lambda r: fetched.append(r.url.rsplit("/", 1)[-1]))
-        page.goto(f"{server}/learn")
-        page.get_by_role("heading", name="Learn").first.wait_for(timeout=60_000)
-        preloads = page.eval_on_selector_all(
-            "link[rel=modulepreload]", "ls => ls.map(l => l.href.split('/').pop())"
-        )
-        assert set(names) <= set(preloads) and set(names) <= set(fetched), (preloads, fetched)
-        assert page.locator('[data-testid="stException"]').count() == 0
+        preloads, fetched = {}, {}
+        for path in ("learn", "hexagon_map"):
+            page = browser.new_page(viewport={"width": 1280, "height": 800})
+            fetched[path] = []
+            page.on("request", lambda r, got=fetched[path]: got.append(r.url.rsplit("/", 1)[-1]))
+            page.goto(f"{server}/{path}")
+            heading = "Learn" if path == "learn" else "Map"
+            page.get_by_role("heading", name=heading).first.wait_for(timeout=60_000)
+            preloads[path] = page.eval_on_selector_all(
+                "link[rel=modulepreload]", "ls => ls.map(l => l.href.split('/').pop())"
+            )
+            assert page.locator('[data-testid="stException"]').count() == 0
+            page.close()
+        assert set(names) <= set(preloads["hexagon_map"]), preloads
+        assert set(names) <= set(fetched["hexagon_map"]), fetched
+        own = set(names[: len(prefetch.CHUNKS)])  # deck.gl's and luma.gl's (Streamlit's own
+        # code links some modules they import, for other elements: those are not the map's)
+        assert not own & set(preloads["learn"]) and not own & set(fetched["learn"]), fetched
         browser.close()
     finally:
         pw.stop()

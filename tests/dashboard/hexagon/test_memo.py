@@ -103,3 +103,23 @@ def test_what_cannot_be_trusted_is_built_every_time():
     assert memo.digest(nested, (v,), {}) is None
     assert memo.digest(lambda values: 0, (v,), {}) is None
     assert memo.figure(nested, v) == 13.0
+
+
+def test_a_remembered_figure_is_frozen_for_the_chart_that_sends_it():
+    """memo's figures are shared and never changed: the chart serialises each once
+    (dashboard.common.view.liveplot.freeze)."""
+    import plotly.graph_objects as go
+
+    from dashboard.common.view import liveplot
+
+    fig = memo.figure(_figure, [1.0, 2.0], height=222)
+    assert fig is memo.figure(_figure, [1.0, 2.0], height=222)
+    assert id(fig) in liveplot._FROZEN
+    unremembered = memo.figure(lambda: go.Figure())  # a lambda is never remembered
+    assert id(unremembered) not in liveplot._FROZEN
+
+
+def _figure(y, *, height):
+    import plotly.graph_objects as go
+
+    return go.Figure(go.Scatter(y=y), layout={"height": height})

@@ -61,6 +61,17 @@ def _expected(names: tuple[str, ...]) -> bytes:
     )
 
 
+def _app_pages() -> list[tuple[str, str, str, str]]:
+    """app.py's PAGES (page file, URL path, title, icon), read without importing app.py."""
+    tree = ast.parse((ROOT / "app.py").read_text())
+    (pages,) = [
+        ast.literal_eval(node.value)
+        for node in tree.body
+        if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", "") == "PAGES"
+    ]
+    return pages
+
+
 def test_the_page_gets_the_links_after_its_head_with_its_length():
     names = prefetch.chunk_names()
     assert names[0].startswith("DeckGlJsonChart.") and names[1].startswith("webgl-device.")
@@ -153,13 +164,53 @@ def test_the_maps_module_runs_early_after_streamlits_entry_module_on_the_map_pag
 
 def test_the_map_pages_are_the_apps_default_page_and_whole_city():
     """:data:`MAP_PAGES` names the URL paths of app.py's Map (its default page, served at the
-    root) and Whole city (read from app.py's PAGES without importing it)."""
-    tree = ast.parse((ROOT / "app.py").read_text())
-    (pages,) = [
-        ast.literal_eval(node.value)
-        for node in tree.body
-        if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", "") == "PAGES"
-    ]
-    paths = {title: url_path for _path, url_path, title, _icon in pages}
+    root, and at its own path) and Whole city (read from app.py's PAGES without importing it)."""
+    paths = {title: url_path for _path, url_path, title, _icon in _app_pages()}
     assert paths["Map"] == "hexagon_map"  # the default page (app.py), served at the root: ""
-    assert prefetch.MAP_PAGES == ("", paths["Whole city"])
+    assert prefetch.MAP_PAGES == ("", paths["Map"], paths["Whole city"])
+
+
+def test_only_the_pages_that_open_with_a_map_get_the_links():
+    """A shared link to One hexagon (or the course, ...) gets Streamlit's page as it is, still
+    gzipped: the map's modules there cost the browser without helping. The Map (at the root
+    and at its own path) and Whole city keep them."""
+    packed = gzip.compress(PAGE)
+    for path in ("/one_hexagon", "/course", "/data", "/lesson", "/deck", "/one_hexagon/"):
+        scope = {"type": "http", "method": "GET", "path": path, "query_string": b"eps=1.5"}
+        sent = _serve(scope, b"text/html", [packed], b"gzip")
+        assert _body(sent) == packed, path
+        assert dict(sent[0]["headers"])[b"content-encoding"] == b"gzip"
+    for path in ("/", "", "/hexagon_map", "/city", "/city/"):
+        sent = _serve(
+            {"type": "http", "method": "GET", "path": path}, b"text/html", [packed], b"gzip"
+        )
+        assert _body(sent) == _expected(prefetch.chunk_names()), path
+
+
+def test_the_page_is_told_by_its_path_without_the_apps_prefix(monkeypatch):
+    assert prefetch.page_of({"path": "/"}) == prefetch.page_of({}) == ""
+    assert prefetch.page_of({"path": "/one_hexagon"}) == "one_hexagon"
+    mounted = {"path": "/hexplorer/one_hexagon", "root_path": "/hexplorer"}
+    assert prefetch.page_of(mounted) == "one_hexagon"
+    assert prefetch.page_of({"path": "/hexplorer/", "root_path": "/hexplorer"}) == ""
+    monkeypatch.setattr(prefetch.st, "get_option", {"server.baseUrlPath": "/class/app/"}.get)
+    assert prefetch.page_of({"path": "/class/app"}) == ""
+    assert prefetch.page_of({"path": "/class/app/city"}) == "city"
+    assert prefetch.page_of({"path": "/city"}) == "city"  # not under the prefix: as it is
+
+
+def test_the_map_pages_are_the_apps_pages_that_draw_a_pydeck_map():
+    """Every page of app.py whose feature folder calls ``st.pydeck_chart`` is one of the
+    :data:`MAP_PAGES` (and no other page is), besides the root (the default page, the Map)."""
+    drawing = {
+        url_path
+        for path, url_path, _title, _icon in _app_pages()
+        if any("pydeck_chart(" in f.read_text() for f in (ROOT / path).parent.rglob("*.py"))
+    }
+    assert drawing >= {"hexagon_map", "city"}
+    assert set(prefetch.MAP_PAGES) == {""} | drawing
+    assert [p for p in prefetch.MAP_PAGES if p] == [
+        url_path for _path, url_path, _t, _i in _app_pages() if url_path in drawing
+    ]  # in app.py's order
+    early = prefetch.early_run(prefetch.chunk_names()[0]).decode()
+    assert all(f'"{page}"' in early for page in prefetch.MAP_PAGES)

@@ -159,3 +159,35 @@ def test_frames_need_the_group_of_the_events_they_follow():
 
     with pytest.raises(ValueError, match="group="):
         liveplot.chart(go.Figure(), key="k", config={}, frames="/_hexplorer/frames/x.json")
+
+
+def test_a_frozen_figure_is_serialised_once_and_sent_as_an_unfrozen_one_is(monkeypatch):
+    """A figure shared between runs (memo's) is serialised once: the same JSON and bundle as a
+    fresh serialisation, however often it is shown; a figure not frozen is serialised anew
+    each time (a later change is sent), and the entry goes with its figure."""
+    import gc
+
+    import plotly.graph_objects as go
+    import plotly.io as pio
+
+    calls = []
+    to_json = pio.to_json
+    monkeypatch.setattr(pio, "to_json", lambda fig, **kw: calls.append(fig) or to_json(fig, **kw))
+    fig = go.Figure(go.Scatter(x=[1, 2], y=[3, 4]), layout={"height": 300})
+    fresh = (to_json(fig, validate=False), liveplot.bundle(fig, lite=True))
+    assert liveplot.freeze(fig) is fig
+    assert liveplot.sent(fig, lite=True) == fresh
+    assert liveplot.sent(fig, lite=True) == fresh
+    assert liveplot.sent(fig, lite=False) == (fresh[0], liveplot.bundle(fig, lite=False))
+    assert len(calls) == 1  # once, for both bundles
+    loose = go.Figure(go.Scatter(x=[1, 2], y=[3, 4]))
+    liveplot.sent(loose, lite=True)
+    loose.data[0].y = (5, 6)
+    assert '"y":[5,6]' in liveplot.sent(loose, lite=True)[0].replace(" ", "")
+    assert len(calls) == 3
+    key = id(fig)
+    calls.clear()  # the last reference but ours
+    del fig
+    gc.collect()
+    assert key not in liveplot._FROZEN
+    assert liveplot.freeze({"not": "a figure"}) == {"not": "a figure"}  # left as it is
