@@ -207,6 +207,10 @@ HELD = """() => {
 }"""
 
 
+DRAWS = """() => [...document.querySelectorAll('.hexplorer-lite')].map(c => +c.dataset.drawn)"""
+"""How many times each chart has been drawn (``liteplot.js`` counts its draws)."""
+
+
 def test_an_epsilon_step_repaints_both_charts_before_the_rerun(server):
     """With the frames document wired (``dashboard/hexagon/frames.py``), ArrowRight on the ε
     slider redraws both charts at the new stop while the page's messages to the server are
@@ -238,12 +242,17 @@ def test_an_epsilon_step_repaints_both_charts_before_the_rerun(server):
             timeout=5_000,
         )
         assert page.evaluate(HELD)["head"].startswith("How far off will a release be? ε = 1,")
+        drawn = page.evaluate(DRAWS)
         held.wait_for_one("the slider sends its stop after its pause (300 ms without input)")
         held.release()
         expect(
             page.get_by_text(re.compile(r"^How far off will a release be\? ε = 1\.1,"))
         ).to_be_visible(timeout=60_000)
         expect(page.get_by_text(re.compile("land at ε = 1.1$"))).to_be_visible()
+        # The rerun's figures are the ones the patches drew (its numpy arrays as base64, the
+        # patches' as lists): neither chart is drawn again.
+        page.wait_for_timeout(1_000)
+        assert page.evaluate(DRAWS) == drawn
         assert page.locator('[data-testid="stException"]').count() == 0
 
 
