@@ -163,6 +163,7 @@ def test_a_rerun_at_the_stop_already_drawn_does_not_redraw(server):
         assert page.evaluate(DRAWS) == [n + 1 for n in drawn]
         assert errors == [], errors
 
+
 def test_no_document_the_charts_wait_for_the_rerun(server):
     with chromium_page(ARTIFACTS / "browser-frames-missing-failure.png") as (page, expect):
         errors: list[str] = []
