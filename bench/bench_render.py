@@ -1,7 +1,7 @@
 """The browser's share of a page: Chromium main-thread time of its first render and of one step.
 
 Run by hand (not in CI): ``python bench/bench_render.py [--starts 3] [--pages hexagon,map,course]
-[--course-step 4] [--react] [--elements]``. Starts the app (``tests/app/browser_server.py``) once, then per
+[--course-step 4] [--react] [--elements] [--timeline]``. Starts the app (``tests/app/browser_server.py``) once, then per
 start and page a fresh Chromium (headless, 1280×720, so a fresh session and no code cache) opens the page
 and reads the DevTools protocol's ``Performance.getMetrics`` through a CDP session:
 ``TaskDuration`` (every main-thread task) and ``ScriptDuration`` (JavaScript), in seconds, from
@@ -33,6 +33,10 @@ the work Streamlit's page does, counted rather than timed, so comparable under a
 components rendered most (:data:`ELEMENT_HOOK`): where a first render or a step goes, element
 by element (the counts of the blocks around the elements, the navigation's and the sidebar's,
 grow with the number of commits, which depends on how the server's messages arrive).
+``--timeline`` (implies ``--react``) prints, per start and measured part, when each websocket
+message from the server was handled and each React commit happened (ms from the first event,
+``w<ms>:<bytes>`` and ``c<ms>``) and into how many bursts the messages fell (gaps over 20 ms):
+how a rerun's output reaches the page.
 
 Issue 31's targets: first render ≤ 1 s of main-thread time, a step ≤ 150 ms; for the Map, the
 error map's step ≤ 150 ms. Each "idle" wait adds a fixed pause (plotly's and deck.gl's last
@@ -102,6 +106,24 @@ Unlike main-thread time these counts do not depend on the machine's load; walkin
 every commit costs time, so the times of a ``--react`` run are not comparable to the others."""
 _react = False
 _elements = False
+_timeline = False
+
+TIMELINE_HOOK = """(() => {
+  window.__hexplorerTimeline = [];
+  const Native = window.WebSocket;
+  window.WebSocket = function (...args) {
+    const ws = new Native(...args);
+    ws.addEventListener("message", (e) => window.__hexplorerTimeline.push(
+      ["w", performance.now(), e.data.byteLength || e.data.size || e.data.length || 0]));
+    return ws;
+  };
+  window.WebSocket.prototype = Native.prototype;
+  Object.assign(window.WebSocket, Native);
+})();"""
+"""``--timeline``: records when each websocket message is handled (its size) and, with
+:data:`REACT_HOOK`, each React commit."""
+TIMELINE_JS = """() => { const t = window.__hexplorerTimeline || [];
+  window.__hexplorerTimeline = []; return t; }"""
 
 ELEMENT_HOOK = REACT_HOOK.replace(
     "if (prev !== f.memoizedProps) count.renders++;  // rendered again (or mounted)",
@@ -146,13 +168,17 @@ def _metrics(cdp, page=None) -> dict:
         out["commits"], out["renders"] = float(counts["commits"]), float(counts["renders"])
         if _elements:
             out["elements"] = page.evaluate(ELEMENTS_JS)
+        if _timeline:
+            out["timeline"] = page.evaluate(TIMELINE_JS)  # since the last read: this part's
     return out
 
 
 def _delta(after: dict, before: dict) -> dict:
     out: dict = {}
     for k, v in after.items():
-        if isinstance(v, dict):  # renders per element
+        if isinstance(v, list):  # the timeline since ``before`` was read
+            out[k] = v
+        elif isinstance(v, dict):  # renders per element
             out[k] = {e: n - before[k].get(e, 0) for e, n in v.items() if n != before[k].get(e, 0)}
         else:
             out[k] = v - before[k]
@@ -366,7 +392,13 @@ def one_start(url: str, run: Callable) -> dict[str, dict[str, float]]:
         try:
             page = browser.new_page(viewport={"width": 1280, "height": 720})
             if _react:
-                page.add_init_script(ELEMENT_HOOK if _elements else REACT_HOOK)
+                hook = ELEMENT_HOOK if _elements else REACT_HOOK
+                if _timeline:
+                    hook = TIMELINE_HOOK + hook.replace(
+                        "count.commits++;",
+                        "count.commits++; window.__hexplorerTimeline.push(['c', performance.now()]);",
+                    )
+                page.add_init_script(hook)
             page.set_default_timeout(300_000)
             cdp = page.context.new_cdp_session(page)
             cdp.send("Performance.enable", {"timeDomain": "threadTicks"})
@@ -394,6 +426,26 @@ def line(name: str, runs: list[dict[str, dict[str, float]]]) -> str:
             react = f", {commits:.0f} React commits, {renders:,.0f} component renders"
         parts.append(f"{what} {_ms(task)} (script {_ms(script)}{react}){mark}")
     return f"{name}: " + "; ".join(parts)
+
+
+def timeline_lines(run: dict[str, dict]) -> list[str]:
+    """``--timeline``: per measured part of one start, its messages and commits in time."""
+    out = []
+    for what, m in run.items():
+        events = m.get("timeline") or []
+        if not events:
+            continue
+        t0 = events[0][1]
+        times = [t for kind, t, *_ in events if kind == "w"]
+        bursts = sum(
+            1 for a, b in zip([None, *times], times, strict=False) if a is None or b - a > 20
+        )
+        text = " ".join(
+            f"w{t - t0:.0f}:{e[0]}" if kind == "w" else f"c{t - t0:.0f}" for kind, t, *e in events
+        )
+        out.append(f"  {what}: {len(times)} messages in {bursts} bursts, "
+                   f"{sum(1 for e in events if e[0] == 'c')} commits: {text}")  # fmt: skip
+    return out
 
 
 def element_lines(runs: list[dict[str, dict]], top: int = 15) -> list[str]:
@@ -427,10 +479,16 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="with --react: also the component renders of each page element (the largest)",
     )
+    parser.add_argument(
+        "--timeline",
+        action="store_true",
+        help="with --react: also when each server message arrived and each commit happened",
+    )
     args = parser.parse_args(argv)
-    global _react, _elements
-    _react = args.react or args.elements
+    global _react, _elements, _timeline
+    _react = args.react or args.elements or args.timeline
     _elements = args.elements
+    _timeline = args.timeline
     pages = [p.strip() for p in args.pages.split(",") if p.strip()]
     if unknown := set(pages) - set(PAGES):
         parser.error(f"unknown page(s): {', '.join(sorted(unknown))}")
@@ -460,6 +518,8 @@ def main(argv: list[str] | None = None) -> int:
             for p in pages:  # interleaved: the machine's drift falls on every page
                 runs[p].append(one_start(urls[APPS.get(p, "app.py")], runners[p]))
                 print(f"start {i + 1} {line(names[p], runs[p][-1:])}", flush=True)
+                if _timeline:
+                    print("\n".join(timeline_lines(runs[p][-1])), flush=True)
     load = os.getloadavg()
     print(
         f"Chromium main-thread time, median of {args.starts} fresh browsers, demo city, "
