@@ -35,8 +35,9 @@ by element (the counts of the blocks around the elements, the navigation's and t
 grow with the number of commits, which depends on how the server's messages arrive).
 ``--timeline`` (implies ``--react``) prints, per start and measured part, when each websocket
 message from the server was handled and each React commit happened (ms from the first event,
-``w<ms>:<bytes>`` and ``c<ms>``) and into how many bursts the messages fell (gaps over 20 ms):
-how a rerun's output reaches the page.
+``w<ms>:<bytes>`` and ``c<ms>``) and into how many bursts the messages fell (gaps over 20 ms),
+and when each message arrived from the network (DevTools; bursts likewise): how a rerun's
+output reaches the page.
 
 Issue 31's targets: first render ≤ 1 s of main-thread time, a step ≤ 150 ms; for the Map, the
 error map's step ≤ 150 ms. Each "idle" wait adds a fixed pause (plotly's and deck.gl's last
@@ -122,6 +123,7 @@ TIMELINE_HOOK = """(() => {
 })();"""
 """``--timeline``: records when each websocket message is handled (its size) and, with
 :data:`REACT_HOOK`, each React commit."""
+_arrived: list[float] = []  # --timeline: the websocket frames' arrival times (CDP, seconds)
 TIMELINE_JS = """() => { const t = window.__hexplorerTimeline || [];
   window.__hexplorerTimeline = []; return t; }"""
 
@@ -170,6 +172,8 @@ def _metrics(cdp, page=None) -> dict:
             out["elements"] = page.evaluate(ELEMENTS_JS)
         if _timeline:
             out["timeline"] = page.evaluate(TIMELINE_JS)  # since the last read: this part's
+            out["arrived"] = list(_arrived)
+            _arrived.clear()
     return out
 
 
@@ -402,6 +406,10 @@ def one_start(url: str, run: Callable) -> dict[str, dict[str, float]]:
             page.set_default_timeout(300_000)
             cdp = page.context.new_cdp_session(page)
             cdp.send("Performance.enable", {"timeDomain": "threadTicks"})
+            if _timeline:  # when each server message reached the browser (the network's view)
+                _arrived.clear()
+                cdp.send("Network.enable")
+                cdp.on("Network.webSocketFrameReceived", lambda e: _arrived.append(e["timestamp"]))
             return run(page, cdp, url)
         finally:
             browser.close()
@@ -445,6 +453,12 @@ def timeline_lines(run: dict[str, dict]) -> list[str]:
         )
         out.append(f"  {what}: {len(times)} messages in {bursts} bursts, "
                    f"{sum(1 for e in events if e[0] == 'c')} commits: {text}")  # fmt: skip
+        if arrived := m.get("arrived"):
+            gaps = sum(1 for a, b in zip(arrived, arrived[1:], strict=False) if b - a > 0.02)
+            out.append(
+                f"    arrived from the network in {gaps + 1} bursts: "
+                + " ".join(f"{(t - arrived[0]) * 1000:.0f}" for t in arrived)
+            )
     return out
 
 
