@@ -1,7 +1,7 @@
 """The browser's share of a page: Chromium main-thread time of its first render and of one step.
 
 Run by hand (not in CI): ``python bench/bench_render.py [--starts 3] [--pages hexagon,map,course]
-[--course-step 4] [--react]``. Starts the app (``tests/app/browser_server.py``) once, then per
+[--course-step 4] [--react] [--elements] [--timeline]``. Starts the app (``tests/app/browser_server.py``) once, then per
 start and page a fresh Chromium (headless, 1280×720, so a fresh session and no code cache) opens the page
 and reads the DevTools protocol's ``Performance.getMetrics`` through a CDP session:
 ``TaskDuration`` (every main-thread task) and ``ScriptDuration`` (JavaScript), in seconds, from
@@ -29,6 +29,15 @@ navigation until the page is idle with its charts drawn, then for one step until
 
 ``--react`` adds, per measured part, React's commits and component renders (:data:`REACT_HOOK`):
 the work Streamlit's page does, counted rather than timed, so comparable under any load.
+``--elements`` (implies ``--react``) also lists, per measured part, the page elements whose
+components rendered most (:data:`ELEMENT_HOOK`): where a first render or a step goes, element
+by element (the counts of the blocks around the elements, the navigation's and the sidebar's,
+grow with the number of commits, which depends on how the server's messages arrive).
+``--timeline`` (implies ``--react``) prints, per start and measured part, when each websocket
+message from the server was handled and each React commit happened (ms from the first event,
+``w<ms>:<bytes>`` and ``c<ms>``) and into how many bursts the messages fell (gaps over 20 ms),
+and when each message arrived from the network (DevTools; bursts likewise): how a rerun's
+output reaches the page.
 
 Issue 31's targets: first render ≤ 1 s of main-thread time, a step ≤ 150 ms; for the Map, the
 error map's step ≤ 150 ms. Each "idle" wait adds a fixed pause (plotly's and deck.gl's last
@@ -97,19 +106,87 @@ props object changed since the last commit), through the hook React offers its d
 Unlike main-thread time these counts do not depend on the machine's load; walking the tree on
 every commit costs time, so the times of a ``--react`` run are not comparable to the others."""
 _react = False
+_elements = False
+_timeline = False
+
+TIMELINE_HOOK = """(() => {
+  window.__hexplorerTimeline = [];
+  const Native = window.WebSocket;
+  window.WebSocket = function (...args) {
+    const ws = new Native(...args);
+    ws.addEventListener("message", (e) => window.__hexplorerTimeline.push(
+      ["w", performance.now(), e.data.byteLength || e.data.size || e.data.length || 0]));
+    return ws;
+  };
+  window.WebSocket.prototype = Native.prototype;
+  Object.assign(window.WebSocket, Native);
+})();"""
+"""``--timeline``: records when each websocket message is handled (its size) and, with
+:data:`REACT_HOOK`, each React commit."""
+_arrived: list[float] = []  # --timeline: the websocket frames' arrival times (CDP, seconds)
+TIMELINE_JS = """() => { const t = window.__hexplorerTimeline || [];
+  window.__hexplorerTimeline = []; return t; }"""
+
+ELEMENT_HOOK = REACT_HOOK.replace(
+    "if (prev !== f.memoizedProps) count.renders++;  // rendered again (or mounted)",
+    """if (prev !== f.memoizedProps) {  // rendered again (or mounted)
+            count.renders++;
+            let a = f.return;  // the element (or page part) the component belongs to
+            while (a && !(typeof a.type === "string" && a.stateNode && a.stateNode.nodeType === 1
+                          && PARTS.has((a.memoizedProps || {})["data-testid"]))) a = a.return;
+            const k = a ? a.stateNode : "(above every element)";
+            count.by.set(k, (count.by.get(k) || 0) + 1);
+          }""",
+).replace(
+    "const count = {commits: 0, renders: 0};",
+    """const count = {commits: 0, renders: 0, by: new Map()};
+  const PARTS = new Set(["stElementContainer", "stExpander", "stTabs", "stSidebarNav",
+    "stSidebar", "stMain", "stHeader", "stToolbar", "stStatusWidget"]);""",
+)
+"""``--elements``: :data:`REACT_HOOK` that also counts each component render against the page
+element it belongs to (the nearest element container, expander, tabs, or the sidebar's
+navigation, the sidebar or the main area for the blocks around them)."""
+ELEMENTS_JS = """() => {
+  const out = {};
+  for (const [k, n] of (window.__hexplorerReact || {by: new Map()}).by) {
+    let label = k;
+    if (typeof k !== "string") {
+      const inner = k.querySelector("[data-testid]");
+      const where = k.closest('[data-testid="stSidebar"]') ? "sidebar" : "main";
+      const text = (k.innerText || "").split("\\n").filter((t) => t.trim())[0] || "";
+      label = `${where} ${(inner || k).getAttribute("data-testid")} ${text.slice(0, 40)}`;
+    }
+    out[label] = (out[label] || 0) + n;
+  }
+  return out;
+}"""
 
 
-def _metrics(cdp, page=None) -> dict[str, float]:
+def _metrics(cdp, page=None) -> dict:
     got = {m["name"]: m["value"] for m in cdp.send("Performance.getMetrics")["metrics"]}
-    out = {k: float(got.get(k, 0.0)) for k in METRICS}
+    out: dict = {k: float(got.get(k, 0.0)) for k in METRICS}
     if _react and page is not None:
         counts = page.evaluate("() => window.__hexplorerReact || {commits: 0, renders: 0}")
         out["commits"], out["renders"] = float(counts["commits"]), float(counts["renders"])
+        if _elements:
+            out["elements"] = page.evaluate(ELEMENTS_JS)
+        if _timeline:
+            out["timeline"] = page.evaluate(TIMELINE_JS)  # since the last read: this part's
+            out["arrived"] = list(_arrived)
+            _arrived.clear()
     return out
 
 
-def _delta(after: dict[str, float], before: dict[str, float]) -> dict[str, float]:
-    return {k: after[k] - before[k] for k in after}
+def _delta(after: dict, before: dict) -> dict:
+    out: dict = {}
+    for k, v in after.items():
+        if isinstance(v, list):  # the timeline since ``before`` was read
+            out[k] = v
+        elif isinstance(v, dict):  # renders per element
+            out[k] = {e: n - before[k].get(e, 0) for e, n in v.items() if n != before[k].get(e, 0)}
+        else:
+            out[k] = v - before[k]
+    return out
 
 
 def _settle(page, ms: int = 1000) -> None:
@@ -149,12 +226,33 @@ def epsilon_thumb(page):
     )
 
 
+FRAMES_LOADED_JS = """async () => {
+  const docs = Object.values(window.__hexplorerFrames || {});
+  if (!docs.length) return false;
+  await Promise.all(docs);
+  return true;
+}"""
+
+
+def _frames_loaded(page) -> None:
+    """Wait until the page's frames documents are fetched and parsed (the slider's focus asks
+    for them; a user's pointer or focus reaches the slider before a key press), so the step
+    measures the step, not the parse of a 3.4 MB document (35–47 ms) that may or may not fall
+    in it depending on how soon after the first render the step comes."""
+    with contextlib.suppress(Exception):  # a page without frames documents: nothing to wait for
+        page.wait_for_function("() => Object.keys(window.__hexplorerFrames || {}).length > 0",
+                               timeout=10_000)  # fmt: skip
+        page.evaluate(FRAMES_LOADED_JS)
+        page.wait_for_timeout(300)
+
+
 def _hexagon_step(page, cdp) -> dict[str, dict[str, float]]:
     """One stop right on One hexagon's ε slider (the browser's range input, keyboard): the
     main-thread time until both charts show the new ε, and until the rerun that follows the
     slider's pause is done (the headline shows it; the page idle)."""
     thumb = epsilon_thumb(page)
     thumb.focus()
+    _frames_loaded(page)
     before = _metrics(cdp, page)
     thumb.press("ArrowRight")
     value = thumb.get_attribute("aria-valuetext")
@@ -298,10 +396,20 @@ def one_start(url: str, run: Callable) -> dict[str, dict[str, float]]:
         try:
             page = browser.new_page(viewport={"width": 1280, "height": 720})
             if _react:
-                page.add_init_script(REACT_HOOK)
+                hook = ELEMENT_HOOK if _elements else REACT_HOOK
+                if _timeline:
+                    hook = TIMELINE_HOOK + hook.replace(
+                        "count.commits++;",
+                        "count.commits++; window.__hexplorerTimeline.push(['c', performance.now()]);",
+                    )
+                page.add_init_script(hook)
             page.set_default_timeout(300_000)
             cdp = page.context.new_cdp_session(page)
             cdp.send("Performance.enable", {"timeDomain": "threadTicks"})
+            if _timeline:  # when each server message reached the browser (the network's view)
+                _arrived.clear()
+                cdp.send("Network.enable")
+                cdp.on("Network.webSocketFrameReceived", lambda e: _arrived.append(e["timestamp"]))
             return run(page, cdp, url)
         finally:
             browser.close()
@@ -328,6 +436,46 @@ def line(name: str, runs: list[dict[str, dict[str, float]]]) -> str:
     return f"{name}: " + "; ".join(parts)
 
 
+def timeline_lines(run: dict[str, dict]) -> list[str]:
+    """``--timeline``: per measured part of one start, its messages and commits in time."""
+    out = []
+    for what, m in run.items():
+        events = m.get("timeline") or []
+        if not events:
+            continue
+        t0 = events[0][1]
+        times = [t for kind, t, *_ in events if kind == "w"]
+        bursts = sum(
+            1 for a, b in zip([None, *times], times, strict=False) if a is None or b - a > 20
+        )
+        text = " ".join(
+            f"w{t - t0:.0f}:{e[0]}" if kind == "w" else f"c{t - t0:.0f}" for kind, t, *e in events
+        )
+        out.append(f"  {what}: {len(times)} messages in {bursts} bursts, "
+                   f"{sum(1 for e in events if e[0] == 'c')} commits: {text}")  # fmt: skip
+        if arrived := m.get("arrived"):
+            gaps = sum(1 for a, b in zip(arrived, arrived[1:], strict=False) if b - a > 0.02)
+            out.append(
+                f"    arrived from the network in {gaps + 1} bursts: "
+                + " ".join(f"{(t - arrived[0]) * 1000:.0f}" for t in arrived)
+            )
+    return out
+
+
+def element_lines(runs: list[dict[str, dict]], top: int = 15) -> list[str]:
+    """``--elements``: per measured part, the elements whose components rendered most (median
+    over the runs)."""
+    out = []
+    for what in runs[0]:
+        labels = {e for r in runs for e in r[what].get("elements", {})}
+        med = {e: statistics.median(r[what].get("elements", {}).get(e, 0) for r in runs)
+               for e in labels}  # fmt: skip
+        out.append(f"  {what}, component renders by element (median):")
+        for e, n in sorted(med.items(), key=lambda kv: -kv[1])[:top]:
+            out.append(f"    {n:6,.0f}  {e}")
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--starts", type=int, default=3)
@@ -340,9 +488,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--react", action="store_true", help="also count React commits and component renders"
     )
+    parser.add_argument(
+        "--elements",
+        action="store_true",
+        help="with --react: also the component renders of each page element (the largest)",
+    )
+    parser.add_argument(
+        "--timeline",
+        action="store_true",
+        help="with --react: also when each server message arrived and each commit happened",
+    )
     args = parser.parse_args(argv)
-    global _react
-    _react = args.react
+    global _react, _elements, _timeline
+    _react = args.react or args.elements or args.timeline
+    _elements = args.elements
+    _timeline = args.timeline
     pages = [p.strip() for p in args.pages.split(",") if p.strip()]
     if unknown := set(pages) - set(PAGES):
         parser.error(f"unknown page(s): {', '.join(sorted(unknown))}")
@@ -372,6 +532,8 @@ def main(argv: list[str] | None = None) -> int:
             for p in pages:  # interleaved: the machine's drift falls on every page
                 runs[p].append(one_start(urls[APPS.get(p, "app.py")], runners[p]))
                 print(f"start {i + 1} {line(names[p], runs[p][-1:])}", flush=True)
+                if _timeline:
+                    print("\n".join(timeline_lines(runs[p][-1])), flush=True)
     load = os.getloadavg()
     print(
         f"Chromium main-thread time, median of {args.starts} fresh browsers, demo city, "
@@ -380,6 +542,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     for p in pages:
         print("- " + line(names[p], runs[p]))
+        if _elements:
+            print("\n".join(element_lines(runs[p])))
     return 0
 
 

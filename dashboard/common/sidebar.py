@@ -220,19 +220,30 @@ def _column_widgets(source: Source) -> tuple[tuple[str, ...] | None, str | None,
     detected = detect_columns(names)
     ss = st.session_state
     chosen = []
-    with st.expander("Columns", expanded=any(v is None for v in detected.values())):
-        for role, label in ROLE_LABELS.items():
-            key = state.column_widget(role, source.digest)
-            if key not in ss or ss[key] not in names:
-                ss[key] = detected[role]
-            st.selectbox(
+    # The five select boxes are drawn only while the expander is open (opening it reruns the
+    # page): closed, as on every first view, they cost the browser ~1,200 React component
+    # renders for nothing (docs/benchmarks.md, wave 14). Their values are kept meanwhile
+    # (state.init re-assigns the column keys on every run); it opens by itself when a column
+    # has to be chosen.
+    box = st.expander(
+        "Columns",
+        expanded=any(v is None for v in detected.values()),
+        key=state.COLUMNS_OPEN,
+        on_change="rerun",
+    )
+    for role, label in ROLE_LABELS.items():
+        key = state.column_widget(role, source.digest)
+        if key not in ss or ss[key] not in names:
+            ss[key] = detected[role]
+        if box.open:
+            box.selectbox(
                 label,
                 options=names,
                 key=key,
                 placeholder="choose a column",
                 help="Auto-detected from the column names (case-insensitive); change it if wrong.",
             )
-            chosen.append(ss[key])
+        chosen.append(ss[key])
     missing = [ROLE_LABELS[r] for r, c in zip(ROLE_LABELS, chosen, strict=True) if c is None]
     if missing:
         return (

@@ -8,7 +8,8 @@ Layout for a presenter: the controls sit in the sidebar (above the data settings
 area starts with a one-line headline and a grid of two charts, then the headline table, so at a
 1280×720 window (viewport 1280×633) ε, m_UB and the two charts they move are on screen
 together. Everything that depends on ε or m_UB is one ``st.fragment``: moving a control reruns
-it alone, not the data sidebar.
+it alone, not the data sidebar. The hexagon-hour picker, which no control of the fragment
+moves, is drawn by the full run (:func:`hat_picker`), so an ε step does not re-send it.
 """
 
 from __future__ import annotations
@@ -39,7 +40,9 @@ def _true_mean(spec: DataSpec, label: str) -> float:
 
 
 st.title("One hexagon")
-controls = st.sidebar.container()  # the page's controls, above the shared data settings
+controls = st.sidebar.container()  # ε and m_UB (the fragment's), above the data settings
+hat_box = st.sidebar.container()  # the hexagon-hour picker (full runs only)
+controls_below = st.sidebar.container()  # exact ε, the m_UB rules (the fragment's)
 settings_box = st.sidebar.container()  # the settings ε does not move (full runs only)
 spec = require_data()
 ss = st.session_state
@@ -114,18 +117,7 @@ def view(spec: DataSpec) -> None:
                 )
             else:
                 st.caption(f"m_UB = {h.m_min}: every {units.user} has the same count.")
-            # The hexagon-hour below the two sliders: at a 1280×720 window (viewport 1280×633,
-            # under the ten pages' navigation) ε and m_UB stay on screen with the two charts.
-            if ss.get(state.HAT_PICK) != hat:  # set only on a change: a set value is a one-shot
-                ss[state.HAT_PICK] = hat  # effect that makes the browser rebuild the selectbox
-            st.selectbox(
-                f"{g.plain('hat', units)} (busiest first; any other on the Map page)",
-                options=list(rows),
-                key=state.HAT_PICK,
-                format_func=lambda h_: labels.hat_option(rows[h_], rows[h_]["rank"], units),
-                on_change=lambda: select_hat(ss[state.HAT_PICK]),
-                help=g.tip("hat", units),
-            )
+        with controls_below:  # under the hexagon-hour picker (hat_picker)
             # Exact ε below both sliders, so ε and m_UB stay on a 1280×720 screen together.
             st.number_input(
                 "Exact ε",
@@ -319,6 +311,29 @@ def view(spec: DataSpec) -> None:
     url.write()  # a fragment rerun skips app.py's write: keep the URL on the view shown
 
 
+def hat_picker(spec: DataSpec) -> None:
+    """The hexagon-hour below the two sliders (at a 1280×720 window, viewport 1280×633, under
+    the ten pages' navigation, ε and m_UB stay on screen with the two charts). Drawn by the
+    full run, not the fragment: an ε step does not move it, and the fragment re-sent it on
+    every step, which made the browser rebuild it and its 100 options (~400 React component
+    renders a step, docs/benchmarks.md wave 14). Picking another one reruns the whole page."""
+    units = current()
+    hat = current_hat(spec)
+    rows = hx.hat_options(spec, hat, MAX_HAT_OPTIONS)  # the busiest; any other: Map page
+    if ss.get(state.HAT_PICK) != hat:  # set only on a change: a set value is a one-shot
+        ss[state.HAT_PICK] = hat  # effect that makes the browser rebuild the selectbox
+    with hat_box:
+        st.selectbox(
+            f"{g.plain('hat', units)} (busiest first; any other on the Map page)",
+            options=list(rows),
+            key=state.HAT_PICK,
+            format_func=lambda h_: labels.hat_option(rows[h_], rows[h_]["rank"], units),
+            on_change=lambda: select_hat(ss[state.HAT_PICK]),
+            help=g.tip("hat", units),
+        )
+
+
 panels.compact_top()  # style only: drawn once per full run, not re-sent on every ε step
+hat_picker(spec)
 panels.settings(spec, settings_box)
 view(spec)

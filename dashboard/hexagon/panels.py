@@ -98,40 +98,46 @@ def settings(spec: DataSpec, box) -> None:
             format_func=lambda n: MECHANISMS[n].title,
             help="The mechanisms of the SPEC table to compare. Learn → Mechanisms.",
         )
-        with st.expander("More settings"):
-            st.number_input(
-                f"Band ±X around the true mean ({u})",
-                min_value=0.0,
-                value=None,
-                step=0.1,
-                format="%g",
-                key=hs.WITHIN,
-                placeholder="from the target (else 1)",
-                help="The share of releases within ±X of the true mean is printed per "
-                "mechanism. Empty: the target error, or 1.",
-            )
-            st.toggle(
-                "Raw releases (not clamped into [0, U])",
-                key=hs.RAW,
-                help="Releases are post-processed into [0, U] (free under DP). The papers "
-                "analyse the raw ones; switch to see them.",
-            )
-            st.radio(
-                "Noise error measured as",
-                options=["mean", "std"],
-                format_func={"mean": "E|noise| (c = 1)", "std": "std of noise (c = √2)"}.get,
-                key=state.NOISE_MEASURE,
-                horizontal=True,
-                help="E2 as expected |noise| ([3]/[5]) or standard deviation ([4]).",
-            )
-            st.toggle(
-                f"{state.MC_RUNS_MANY:,} simulated runs (default {state.MC_RUNS_DEFAULT:,})",
-                key=state.MANY_RUNS,
-            )
-            st.number_input(
-                "Seed", min_value=0, max_value=2**31 - 1, step=1, key=state.SEED,
-                help="Seed of the simulated noise. Simulations release nothing.",
-            )  # fmt: skip
+        # Drawn only while open (the expander reruns the page when opened or closed): its five
+        # widgets cost a first view ~600 of React's component renders for nothing while closed
+        # (docs/benchmarks.md, wave 14). Their values are kept meanwhile: keep_widgets (WITHIN,
+        # RAW) and state.init (the shared ones) re-assign them on every run.
+        more = st.expander("More settings", key=hs.MORE_SETTINGS, on_change="rerun")
+        if more.open:
+            with more:
+                st.number_input(
+                    f"Band ±X around the true mean ({u})",
+                    min_value=0.0,
+                    value=None,
+                    step=0.1,
+                    format="%g",
+                    key=hs.WITHIN,
+                    placeholder="from the target (else 1)",
+                    help="The share of releases within ±X of the true mean is printed per "
+                    "mechanism. Empty: the target error, or 1.",
+                )
+                st.toggle(
+                    "Raw releases (not clamped into [0, U])",
+                    key=hs.RAW,
+                    help="Releases are post-processed into [0, U] (free under DP). The papers "
+                    "analyse the raw ones; switch to see them.",
+                )
+                st.radio(
+                    "Noise error measured as",
+                    options=["mean", "std"],
+                    format_func={"mean": "E|noise| (c = 1)", "std": "std of noise (c = √2)"}.get,
+                    key=state.NOISE_MEASURE,
+                    horizontal=True,
+                    help="E2 as expected |noise| ([3]/[5]) or standard deviation ([4]).",
+                )
+                st.toggle(
+                    f"{state.MC_RUNS_MANY:,} simulated runs (default {state.MC_RUNS_DEFAULT:,})",
+                    key=state.MANY_RUNS,
+                )
+                st.number_input(
+                    "Seed", min_value=0, max_value=2**31 - 1, step=1, key=state.SEED,
+                    help="Seed of the simulated noise. Simulations release nothing.",
+                )  # fmt: skip
         st.toggle("Presenter (larger type)", key=hs.PRESENTER)
 
 

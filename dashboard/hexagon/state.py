@@ -27,6 +27,7 @@ WITHIN = "hexagon_within"  # the ±X band of the distribution chart, or None (de
 RAW = "hexagon_raw_releases"  # show raw releases instead of post-processed (clamped into [0, U])
 PRESENTER = "hexagon_presenter"
 TAB = "hexagon_tab"  # the open tab below the two charts (only its content is drawn)
+MORE_SETTINGS = "hexagon_more_settings"  # whether "More settings" is open (drawn only then)
 TAB_READOUTS, TAB_DETAIL, TAB_MAE, TAB_TABLES = (
     "Read-outs",
     "Worst case in detail",

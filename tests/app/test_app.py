@@ -231,6 +231,38 @@ def test_undetected_column_asks_for_a_choice_and_keeps_data():
     assert not at.error and _metrics(at)["Rows read"] == "1"
 
 
+def test_column_choices_are_drawn_only_while_open_and_kept_while_closed():
+    """The sidebar's "Columns" draws its five select boxes only while open (about 1,200 of the
+    browser's component renders on every first view otherwise): closed for a file whose
+    columns were all detected, open by itself when one must be chosen; a choice made there
+    stays in force once it is closed."""
+    at = _app("data")
+    digest = compute.Source.upload("ok.csv", GOOD).digest
+    at.sidebar.radio(key=state.SOURCE).set_value("upload").run()
+    at.sidebar.file_uploader(key=state.UPLOAD).set_value(("ok.csv", GOOD, "text/csv")).run()
+    _ok(at)
+    columns = {state.column_key(role, digest) for role in sidebar.ROLE_LABELS}
+    assert not columns & {s.key for s in at.sidebar.selectbox}  # all detected: closed
+    at.session_state[state.COLUMNS_OPEN] = True
+    at.run()
+    assert columns <= {s.key for s in at.sidebar.selectbox}
+    assert at.sidebar.selectbox(key=state.column_key("user", digest)).value == "user_id"
+
+    odd = b"who,lat,lon,timestamp,speed\nu1,21.2,72.8,2024-03-05 08:10,30\n"
+    digest = compute.Source.upload("odd.csv", odd).digest
+    at.sidebar.file_uploader(key=state.UPLOAD).set_value(("odd.csv", odd, "text/csv")).run()
+    user = state.column_key("user", digest)
+    at.sidebar.selectbox(key=user).set_value("who").run()  # drawn: a column to choose
+    _ok(at)
+    at.session_state[state.COLUMNS_OPEN] = False
+    at.run()
+    at.run()
+    _ok(at)
+    assert user not in {s.key for s in at.sidebar.selectbox}
+    assert not any("user id column" in i.value for i in at.info)  # no prompt: still chosen
+    assert _metrics(at)["Rows read"] == "1"
+
+
 def test_without_a_data_directory_no_control_names_a_server_file(monkeypatch):
     monkeypatch.delenv(datadir.ENV_VAR, raising=False)
     at = _app("data")

@@ -129,6 +129,41 @@ def test_the_charts_follow_the_slider_before_the_rerun(server):
         assert errors == [], errors
 
 
+DRAWS = """() => [...document.querySelectorAll('.hexplorer-lite')].map(c => +c.dataset.drawn)"""
+"""How many times each chart has been drawn (``liteplot.js`` counts its draws)."""
+
+
+def test_a_rerun_at_the_stop_already_drawn_does_not_redraw(server):
+    """The rerun after a stop the frames document drew brings the same figures: neither chart
+    is drawn again (a second draw and layout for nothing); a rerun with another figure is."""
+    with chromium_page(ARTIFACTS / "browser-frames-same-failure.png") as (page, expect):
+        errors: list[str] = []
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.route(
+            FRAMES,
+            lambda route: route.fulfill(
+                status=200, content_type="application/json", body=json.dumps(DOCUMENT)
+            ),
+        )
+        _open(page, expect, server)
+        thumb = page.get_by_role("slider", name=LABEL, exact=True)
+        thumb.focus()
+        before = page.evaluate(DRAWS)
+        thumb.press("ArrowRight")
+        _until(page, "s.title.endsWith('= 2') && s.line === 2")
+        drawn = page.evaluate(DRAWS)
+        assert drawn == [n + 1 for n in before], (before, drawn)  # the patches, each once
+        expect(page.get_by_text("server ε = 2; fragment runs 2")).to_be_visible(timeout=30_000)
+        page.wait_for_timeout(1_000)  # the rerun's figures reached the charts
+        assert page.evaluate(DRAWS) == drawn  # the same figures: not drawn again
+        assert page.evaluate(SHOWN)["y"] == [1, 4, 1]
+        # The server sets ε = 4 (no frame before): both charts are drawn by the rerun.
+        page.get_by_role("button", name="Set ε = 4 from the server").click()
+        _until(page, "s.title.endsWith('= 4') && s.line === 4", timeout=30_000)
+        assert page.evaluate(DRAWS) == [n + 1 for n in drawn]
+        assert errors == [], errors
+
+
 def test_no_document_the_charts_wait_for_the_rerun(server):
     with chromium_page(ARTIFACTS / "browser-frames-missing-failure.png") as (page, expect):
         errors: list[str] = []

@@ -129,16 +129,41 @@ def test_presenter_view_at_1280x720(server):
         assert page.locator('[data-testid="stException"]').count() == 0
 
 
+def _elements(frames: list) -> list[str]:
+    """The kinds of the elements (``new_element`` deltas) in the server's websocket frames."""
+    from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+    kinds = []
+    for frame in frames:
+        if isinstance(frame, str):
+            continue
+        msg = ForwardMsg()
+        msg.ParseFromString(frame)
+        if msg.WhichOneof("type") == "delta" and msg.delta.WhichOneof("type") == "new_element":
+            kinds.append(msg.delta.new_element.WhichOneof("type"))
+    return kinds
+
+
 def test_an_epsilon_step_updates_both_charts_in_place(server):
     """The two charts ε moves are kept on the page and given the new figure (redrawn by uPlot),
     not thrown away and rebuilt (what Streamlit's plotly element does when its figure changes):
     the same chart nodes before and after a step, showing the new ε — the distribution's
     title and the worst-case chart's ε line."""
     with chromium_page(ARTIFACTS / "browser-hexagon-in-place-failure.png") as (page, expect):
+        received: list[bytes] = []
+        page.on(
+            "websocket",
+            lambda ws: ws.on("framereceived", lambda m: received.append(m)),
+        )
         page.goto(f"{server}/one_hexagon", wait_until="domcontentloaded", timeout=60_000)
         plots = page.locator(".hexplorer-lite")  # both drawn by the lite renderer, not plotly.js
         expect(plots.nth(1)).to_be_visible(timeout=180_000)
         expect(page.get_by_text(re.compile("land at ε = 1$"))).to_be_visible()
+        expect(page.get_by_role("button", name="Download a report of this view")).to_be_visible(
+            timeout=60_000
+        )  # the first run done
+        page.wait_for_timeout(500)
+        received.clear()
         page.evaluate(
             "() => document.querySelectorAll('.hexplorer-lite')"
             ".forEach((g, i) => { g.dataset.mark = 'kept' + i; })"
@@ -159,6 +184,17 @@ def test_an_epsilon_step_updates_both_charts_in_place(server):
             ".map(g => g.dataset.mark || 'new')"
         )
         assert marks[:2] == ["kept0", "kept1"], marks  # the same two charts, updated
+        # The step's rerun re-sends what ε moves, not the hexagon-hour picker (drawn by the full
+        # run: re-sent, the browser rebuilt it and its 100 options on every step).
+        expect(
+            page.get_by_text(
+                re.compile(rf"^How far off will a release be\? ε = {re.escape(value)},")
+            )
+        ).to_be_visible(timeout=60_000)
+        page.wait_for_timeout(500)
+        sent = _elements(received)
+        assert "number_input" in sent and "bidi_component" in sent, sent  # the rerun's deltas
+        assert "selectbox" not in sent, sent
         assert page.evaluate("() => typeof window.Plotly") == "undefined"  # no plotly.js loaded
         assert page.locator('[data-testid="stException"]').count() == 0
 
@@ -207,6 +243,10 @@ HELD = """() => {
 }"""
 
 
+DRAWS = """() => [...document.querySelectorAll('.hexplorer-lite')].map(c => +c.dataset.drawn)"""
+"""How many times each chart has been drawn (``liteplot.js`` counts its draws)."""
+
+
 def test_an_epsilon_step_repaints_both_charts_before_the_rerun(server):
     """With the frames document wired (``dashboard/hexagon/frames.py``), ArrowRight on the ε
     slider redraws both charts at the new stop while the page's messages to the server are
@@ -238,12 +278,17 @@ def test_an_epsilon_step_repaints_both_charts_before_the_rerun(server):
             timeout=5_000,
         )
         assert page.evaluate(HELD)["head"].startswith("How far off will a release be? ε = 1,")
+        drawn = page.evaluate(DRAWS)
         held.wait_for_one("the slider sends its stop after its pause (300 ms without input)")
         held.release()
         expect(
             page.get_by_text(re.compile(r"^How far off will a release be\? ε = 1\.1,"))
         ).to_be_visible(timeout=60_000)
         expect(page.get_by_text(re.compile("land at ε = 1.1$"))).to_be_visible()
+        # The rerun's figures are the ones the patches drew (its numpy arrays as base64, the
+        # patches' as lists): neither chart is drawn again.
+        page.wait_for_timeout(1_000)
+        assert page.evaluate(DRAWS) == drawn
         assert page.locator('[data-testid="stException"]').count() == 0
 
 

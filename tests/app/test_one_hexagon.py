@@ -51,6 +51,12 @@ def _app() -> AppTest:
     return at
 
 
+def _more(at: AppTest) -> AppTest:
+    """Open "More settings" (its widgets are drawn only while it is open)."""
+    at.session_state[hs.MORE_SETTINGS] = True
+    return at.run()
+
+
 def _ok(at: AppTest) -> None:
     assert not at.exception, [e.value for e in at.exception]
     assert not at.error, [e.value for e in at.error]
@@ -191,7 +197,7 @@ def test_headline_follows_epsilon_seed_and_raw_toggle(oracle):
     assert at.session_state[state.EPSILON] == 0.3
     assert at.number_input(key=hs.EPSILON_EXACT).value == 0.3
     _check_headline(at, h, 0.3)
-    at.number_input(key=state.SEED).set_value(7).run()
+    _more(at).number_input(key=state.SEED).set_value(7).run()
     at.toggle(key=hs.RAW).set_value(True).run()
     _ok(at)
     _check_headline(at, h, 0.3, seed=7, raw=True)
@@ -200,7 +206,7 @@ def test_headline_follows_epsilon_seed_and_raw_toggle(oracle):
 def test_share_within_typed_band_equals_core_draws(oracle):
     at = _app()
     h = _hat(at, oracle)
-    at.number_input(key=hs.WITHIN).set_value(2.5).run()
+    _more(at).number_input(key=hs.WITHIN).set_value(2.5).run()
     _ok(at)
     _check_headline(at, h, 1.0, within=2.5)
     for name in at.session_state[state.MECHANISMS]:
@@ -322,7 +328,7 @@ def test_worst_case_detail_and_m_ub_controls_match_core(oracle):
 def test_noise_measure_std(oracle):
     at = _app()
     h = _hat(at, oracle)
-    at.radio(key=state.NOISE_MEASURE).set_value("std").run()
+    _more(at).radio(key=state.NOISE_MEASURE).set_value("std").run()
     _ok(at)
     _check_worst_case(at, h, 1.0, at.session_state[state.M_UB], noise_measure="std")
     _check_headline(at, h, 1.0, noise_measure="std")
@@ -457,7 +463,7 @@ def test_reruns_and_page_switches_keep_state():
     at = _app()
     at.number_input(key=hs.EPSILON_EXACT).set_value(0.77).run()
     at.slider(key=state.M_UB).set_value(at.slider(key=state.M_UB).min + 1).run()
-    at.radio(key=state.NOISE_MEASURE).set_value("std").run()
+    _more(at).radio(key=state.NOISE_MEASURE).set_value("std").run()
     at.toggle(key=hs.PRESENTER).set_value(True).run()  # the page's own settings, too
     at.toggle(key=hs.RAW).set_value(True).run()
     kept = (0.77, at.session_state[state.M_UB], "std")
@@ -467,6 +473,7 @@ def test_reruns_and_page_switches_keep_state():
     at.switch_page("dashboard/learn/page.py").run()
     at.switch_page(PAGE).run()
     _ok(at)
+    _more(at)  # closed again after the other pages: the values were kept meanwhile
     assert at.toggle(key=hs.PRESENTER).value is True and at.toggle(key=hs.RAW).value is True
     assert at.select_slider(key=hs.EPSILON_SLIDER).value == kept[0]
     assert at.session_state[state.EPSILON] == kept[0]
@@ -475,11 +482,34 @@ def test_reruns_and_page_switches_keep_state():
     assert at.session_state[state.HAT] == hat
 
 
+def test_more_settings_are_drawn_only_while_open_and_kept_while_closed(oracle):
+    """Closed (as on a first view), "More settings" draws none of its five widgets (about 600
+    of the browser's component renders); what was set there stays in force while it is closed
+    (other runs, an ε step) and is shown again when it is reopened."""
+    at = _app()
+    closed = {w.key for w in (*at.number_input, *at.toggle, *at.radio)}
+    assert not closed & {hs.WITHIN, hs.RAW, state.NOISE_MEASURE, state.MANY_RUNS, state.SEED}
+    _more(at)
+    at.number_input(key=state.SEED).set_value(7).run()
+    at.toggle(key=hs.RAW).set_value(True).run()
+    at.number_input(key=hs.WITHIN).set_value(2.5).run()
+    at.session_state[hs.MORE_SETTINGS] = False
+    at.run()
+    at.number_input(key=hs.EPSILON_EXACT).set_value(0.3).run()
+    at.run()
+    _ok(at)
+    assert hs.RAW not in {w.key for w in at.toggle}  # closed: not drawn
+    _check_headline(at, _hat(at, oracle), 0.3, seed=7, raw=True, within=2.5)
+    _more(at)
+    assert at.number_input(key=state.SEED).value == 7 and at.toggle(key=hs.RAW).value is True
+    assert at.number_input(key=hs.WITHIN).value == 2.5
+
+
 def test_many_runs_toggle_uses_ten_thousand_runs(oracle):
     at = _app()
     h = _hat(at, oracle)
     at.multiselect(key=state.MECHANISMS).set_value(["baseline"]).run()
-    at.toggle(key=state.MANY_RUNS).set_value(True).run()
+    _more(at).toggle(key=state.MANY_RUNS).set_value(True).run()
     _ok(at)
     mc = _frame(at, "mechanism", "mae")
     assert set(mc["n_runs"]) == {state.MC_RUNS_MANY}

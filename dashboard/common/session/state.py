@@ -165,6 +165,7 @@ def column_key(role: str, digest: str) -> str:
     return f"data_col_{role}_{digest[:12]}"
 
 
+COLUMNS_OPEN = "data_columns_open"  # whether the sidebar's "Columns" is open (drawn only then)
 COLUMN_KEYS = "_column_keys"  # the column widgets' keys so far (a tuple, replaced, never changed)
 
 

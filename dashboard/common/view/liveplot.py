@@ -207,6 +207,40 @@ function drew(parentElement, figure) {
   if (f) f.figure = figure;
 }
 
+// Whether two JSON values are equal (objects by their keys, in any order; a numpy array as
+// plotly.py sends it, {dtype, bdata}, equals the list of its numbers, as a patch holds it).
+const typed = (v) => typeof v === "object" && v !== null && typeof v.bdata === "string";
+function same(a, b) {
+  if (a === b) return true;
+  if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false;
+  if (typed(a) || typed(b)) {
+    if (typed(a) && typed(b)) return a.dtype === b.dtype && a.bdata === b.bdata;
+    return same(typed(a) ? arr(a) : a, typed(b) ? arr(b) : b);  // arr: liteplot.js
+  }
+  if (Array.isArray(a) !== Array.isArray(b)) return false;
+  const ka = Object.keys(a), kb = Object.keys(b);
+  if (ka.length !== kb.length) return false;
+  for (const k of ka) if (!(k in b) || !same(a[k], b[k])) return false;
+  return true;
+}
+
+// What a draw depends on besides the figure: the renderer, the config and the page's theme
+// (the text colour and font the chart takes from the page).
+function look(parentElement, bundle, config) {
+  const style = getComputedStyle(parentElement);
+  return JSON.stringify([bundle, config, style.color, style.fontFamily]);
+}
+
+// Whether the chart already shows ``figure`` as it would be drawn now: the rerun that follows
+// a stop the frames document drew brings that same figure (the document's builder checks that
+// stop k's patch on any stop's figure is the page's figure of stop k), and redrawing it would
+// cost the main thread a second draw and layout of the chart for nothing.
+function showing(parentElement, figure, how) {
+  const f = parentElement.__hexplorerFrames;
+  return !!f && f.figure !== undefined && f.how === how
+    && !!parentElement.querySelector("div.hexplorer-liveplot") && same(f.figure, figure);
+}
+
 // The stop the group's slider shows while the user moves it and the server has not caught up
 // (``dashboard/common/view/slider.py`` keeps ``window.__hexplorerStops``), if ``data``'s figure
 // is for another stop (or says not which): a rerun older than the user's last move.
@@ -220,15 +254,20 @@ export default function (component) {
   const {data, parentElement} = component;
   const figure = JSON.parse(data.figure);
   const config = {...data.config, responsive: true};
+  const how = look(parentElement, data.bundle, config);
   const draw = (fig) => {
     drew(parentElement, fig);
+    parentElement.__hexplorerFrames.how = how;
     drawFigure(parentElement, fig, data.bundle, config);
   };
   hearFrames(parentElement, data, draw);
+  const drawNew = (fig) => {  // a rerun's figure: not drawn again when already shown
+    if (!showing(parentElement, fig, how)) draw(fig);
+  };
   const seq = ++parentElement.__hexplorerFrames.seq;  // a frame still being fetched loses
   const moved = movedPast(data);
   if (moved === null) {
-    draw(figure);
+    drawNew(figure);
     return;
   }
   // A rerun for a stop the slider no longer shows: drawn at the slider's stop (its patch on
@@ -236,9 +275,9 @@ export default function (component) {
   framesOf(data.frames).then((doc) => {
     if (seq !== parentElement.__hexplorerFrames.seq) return;  // a later event or render
     const patch = patchOf(doc, data.name, moved.value);
-    if (patch) draw(patched(figure, patch));
+    if (patch) drawNew(patched(figure, patch));
     else if (data.stop === null || data.stop === undefined || data.stop === moved.value) {
-      draw(figure);
+      drawNew(figure);
     }
   });
 }
@@ -469,7 +508,11 @@ def chart(
     slider shows while the user moves it (an older rerun, arriving after a later stop was
     drawn) is drawn with the shown stop's patch, or not at all without one: a chart never goes
     back to a stop the slider left. The document is fetched on the group's first event, when
-    the user reaches for the slider, or once the page has been idle :data:`FRAMES_IDLE_MS`."""
+    the user reaches for the slider, or once the page has been idle :data:`FRAMES_IDLE_MS`.
+
+    A rerun's figure equal to the one the chart shows (the rerun after a stop the document
+    drew; numpy arrays compared with the patches' lists by value), drawn with the same
+    renderer, config and page theme, is not drawn again."""
     if frames is not None and not group:
         raise ValueError("liveplot.chart: frames= needs the group= of the events it follows")
     if not _enabled:
