@@ -54,6 +54,11 @@ def server():
         yield url
 
 
+def _serve_document(route) -> None:
+    """Answer a request for the frames document with :data:`DOCUMENT`."""
+    route.fulfill(status=200, content_type="application/json", body=json.dumps(DOCUMENT))
+
+
 def _open(page, expect, url: str) -> None:
     page.goto(url, wait_until="domcontentloaded", timeout=60_000)
     expect(page.locator(".hexplorer-lite").nth(1)).to_be_visible(timeout=60_000)
@@ -76,7 +81,7 @@ def test_the_charts_follow_the_slider_before_the_rerun(server):
 
         def serve(route):
             fetched.append(route.request.url)
-            route.fulfill(status=200, content_type="application/json", body=json.dumps(DOCUMENT))
+            _serve_document(route)
 
         page.route(FRAMES, serve)
         _open(page, expect, server)
@@ -139,12 +144,7 @@ def test_a_rerun_at_the_stop_already_drawn_does_not_redraw(server):
     with chromium_page(ARTIFACTS / "browser-frames-same-failure.png") as (page, expect):
         errors: list[str] = []
         page.on("pageerror", lambda e: errors.append(str(e)))
-        page.route(
-            FRAMES,
-            lambda route: route.fulfill(
-                status=200, content_type="application/json", body=json.dumps(DOCUMENT)
-            ),
-        )
+        page.route(FRAMES, _serve_document)
         _open(page, expect, server)
         thumb = page.get_by_role("slider", name=LABEL, exact=True)
         thumb.focus()
@@ -204,12 +204,7 @@ def test_an_older_rerun_never_draws_over_a_later_stop(server):
     with chromium_page(ARTIFACTS / "browser-frames-stale-failure.png") as (page, expect):
         errors: list[str] = []
         page.on("pageerror", lambda e: errors.append(str(e)))
-        page.route(
-            FRAMES,
-            lambda route: route.fulfill(
-                status=200, content_type="application/json", body=json.dumps(DOCUMENT)
-            ),
-        )
+        page.route(FRAMES, _serve_document)
         _open(page, expect, server)
         thumb = page.get_by_role("slider", name=LABEL, exact=True)
         thumb.focus()
@@ -237,12 +232,7 @@ def test_an_older_rerun_never_draws_over_a_later_stop(server):
 def test_a_burst_of_taps_costs_one_rerun_and_ends_on_the_last(server):
     """Three quick taps (not a key held): one rerun, after the pause, for the last stop."""
     with chromium_page(ARTIFACTS / "browser-frames-burst-failure.png") as (page, expect):
-        page.route(
-            FRAMES,
-            lambda route: route.fulfill(
-                status=200, content_type="application/json", body=json.dumps(DOCUMENT)
-            ),
-        )
+        page.route(FRAMES, _serve_document)
         _open(page, expect, server)
         runs = int(page.get_by_text("fragment runs").first.inner_text().split("fragment runs ")[1])
         thumb = page.get_by_role("slider", name=LABEL, exact=True)
