@@ -341,3 +341,32 @@ def test_the_epsilon_slider_in_a_users_hands(server, tmp_path):
         assert "Smaller ε = more noise" in tip.inner_text()
         assert thumb.get_attribute("aria-describedby") == tip.get_attribute("id")
         assert page.locator('[data-testid="stException"]').count() == 0
+
+
+def test_a_tap_then_a_page_link_at_once_opens_the_next_page_whole(server):
+    """A tap on the ε slider, then a page link before its 300 ms pause is over: the pending
+    stop is dropped (it would reach the server as a rerun of One hexagon's fragment during the
+    Map's run: "Couldn't find fragment", the Map left blank, or a KeyError traceback). The Map
+    opens whole, at the ε the server had, and One hexagon again after it."""
+    with chromium_page(ARTIFACTS / "browser-hexagon-tap-link-failure.png") as (page, expect):
+        errors: list[str] = []
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.goto(f"{server}/one_hexagon", wait_until="domcontentloaded", timeout=60_000)
+        expect(page.locator(".hexplorer-lite").nth(1)).to_be_visible(timeout=180_000)
+        headline = page.get_by_text(re.compile(r"^How far off will a release be\? ε = 1,"))
+        expect(headline).to_be_visible(timeout=60_000)
+        thumb = epsilon_thumb(page)
+        thumb.focus()
+        thumb.press("ArrowRight")  # 1.1, pending for 300 ms
+        page.get_by_role("link", name="Map", exact=True).click()
+        expect(page.get_by_text("Selected HAT:")).to_be_visible(timeout=120_000)
+        expect(page.locator('[data-testid="stDeckGlJsonChart"]').first).to_be_visible(
+            timeout=120_000
+        )
+        page.wait_for_timeout(1_500)  # a stray fragment rerun would arrive by now
+        assert page.locator('[data-testid="stException"]').count() == 0
+        expect(page.get_by_text("Selected HAT:")).to_be_visible()
+        page.get_by_role("link", name="One hexagon", exact=True).click()
+        expect(headline).to_be_visible(timeout=120_000)  # the ε the server had
+        assert page.locator('[data-testid="stException"]').count() == 0
+        assert errors == []
