@@ -33,8 +33,6 @@ from __future__ import annotations
 
 import functools
 import importlib.util
-import threading
-import weakref
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -437,11 +435,9 @@ def bundle(fig: go.Figure, *, lite: bool = False) -> str:
     return "basic" if types <= BASIC_TRACES else "full"
 
 
-_FROZEN: dict[int, dict[object, str]] = {}
-"""``id`` of each frozen figure -> what :func:`sent` made of it (its JSON, its bundle per
-``lite``); an entry goes with its figure (``weakref.finalize``), so it holds at most one JSON
-string per figure alive (memo keeps 256; One hexagon's two are 11–19 kB)."""
-_FROZEN_LOCK = threading.Lock()
+_SENT = "_hexplorer_sent"
+"""The attribute of a frozen figure that holds what :func:`sent` made of it (its JSON, its
+bundle per ``lite``): it lives and goes with its figure."""
 
 
 def freeze(fig: go.Figure) -> go.Figure:
@@ -449,15 +445,18 @@ def freeze(fig: go.Figure) -> go.Figure:
     ``dashboard.hexagon.memo``): :func:`chart` then serialises it once, not on every rerun that
     shows it again (an ε step back to a stop seen, any visitor's: ~5–10 ms of the server's CPU
     per rerun). Returns ``fig``. A figure that is not frozen is serialised on every call, and
-    so is anything without weak references (not a figure: left as it is)."""
-    with _FROZEN_LOCK:
-        if id(fig) not in _FROZEN:
-            try:
-                weakref.finalize(fig, _FROZEN.pop, id(fig), None)
-            except TypeError:
-                return fig
-            _FROZEN[id(fig)] = {}
+    so is anything that takes no attribute (not a figure: left as it is)."""
+    if not hasattr(fig, _SENT):
+        try:
+            setattr(fig, _SENT, {})
+        except AttributeError:
+            pass
     return fig
+
+
+def frozen(fig: object) -> bool:
+    """Whether ``fig`` was :func:`freeze`-d."""
+    return isinstance(getattr(fig, _SENT, None), dict)
 
 
 def sent(fig: go.Figure, *, lite: bool) -> tuple[str, str]:
@@ -465,8 +464,8 @@ def sent(fig: go.Figure, *, lite: bool) -> tuple[str, str]:
     for a :func:`freeze`-d figure (two threads at once may both make them: the same strings)."""
     import plotly.io as pio
 
-    made = _FROZEN.get(id(fig))
-    if made is None:
+    made = getattr(fig, _SENT, None)
+    if not isinstance(made, dict):
         return pio.to_json(fig, validate=False), bundle(fig, lite=lite)
     if "json" not in made:
         made["json"] = pio.to_json(fig, validate=False)

@@ -114,9 +114,9 @@ def test_a_remembered_figure_is_frozen_for_the_chart_that_sends_it():
 
     fig = memo.figure(_figure, [1.0, 2.0], height=222)
     assert fig is memo.figure(_figure, [1.0, 2.0], height=222)
-    assert id(fig) in liveplot._FROZEN
+    assert liveplot.frozen(fig)
     unremembered = memo.figure(lambda: go.Figure())  # a lambda is never remembered
-    assert id(unremembered) not in liveplot._FROZEN
+    assert not liveplot.frozen(unremembered)
 
 
 def _figure(y, *, height):
