@@ -31,6 +31,10 @@ CHROMIUM_ARGS = [
 ]
 
 
+DRAWS = """() => [...document.querySelectorAll('.hexplorer-lite')].map(c => +c.dataset.drawn)"""
+"""How many times each chart has been drawn (``liteplot.js`` counts its draws)."""
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))

@@ -15,7 +15,7 @@ import json
 import os
 
 import pytest
-from browser_server import ROOT, chromium_page, streamlit_server
+from browser_server import DRAWS, ROOT, chromium_page, streamlit_server
 from PIL import Image  # a dependency of streamlit
 
 ARTIFACTS = ROOT / "test-artifacts"
@@ -132,10 +132,6 @@ def test_the_charts_follow_the_slider_before_the_rerun(server):
 
         assert len(fetched) == 1, fetched  # the document is fetched once for the page
         assert errors == [], errors
-
-
-DRAWS = """() => [...document.querySelectorAll('.hexplorer-lite')].map(c => +c.dataset.drawn)"""
-"""How many times each chart has been drawn (``liteplot.js`` counts its draws)."""
 
 
 def test_a_rerun_at_the_stop_already_drawn_does_not_redraw(server):

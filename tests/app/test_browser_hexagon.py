@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from browser_server import (
     CHART,
+    DRAWS,
     ROOT,
     HeldMessages,
     chromium_page,
@@ -241,10 +242,6 @@ HELD = """() => {
   return {title: charts[0].dataset.title, shapes: charts[1].__lite.figure.layout.shapes || [],
           head, frames: charts.map(g => (g.parentElement.__hexplorerFrames || {}).url || null)};
 }"""
-
-
-DRAWS = """() => [...document.querySelectorAll('.hexplorer-lite')].map(c => +c.dataset.drawn)"""
-"""How many times each chart has been drawn (``liteplot.js`` counts its draws)."""
 
 
 def test_an_epsilon_step_repaints_both_charts_before_the_rerun(server):
