@@ -1,8 +1,9 @@
 """The course's small charts (plotly, as data): one per step that has one.
 
-The charts an ε move changes (steps 1, 4 and 5) take their changing values from the small
+The charts an ε move changes (steps 1, 4, 5 and 6) take their changing values from the small
 helpers beside them (:func:`odds_marker`, :func:`odds_title`, :func:`histogram`,
-:func:`releases_title`, :func:`staircase_title`): the frames document the browser repaints
+:func:`releases_title`, :func:`staircase_title`, :func:`composition_marker`,
+:func:`composition_title`): the frames document the browser repaints
 them from (:mod:`dashboard.course.frames`) calls the same helpers, stop by stop. Each of these
 charts carries its step's ε-dependent numbers in its title, so they move with the chart.
 """
@@ -141,3 +142,37 @@ def staircase_chart(
     if title is not None:
         fig.update_layout(title_text=title, margin_t=TITLED_TOP)
     return fig
+
+
+def composition_marker(epsilon: float, max_grids: int) -> tuple[list[float], list[float]]:
+    """The learner's point on the ε·max G_ℓ line (:func:`composition_chart`'s third trace)."""
+    return [float(epsilon)], [float(max_grids) * float(epsilon)]
+
+
+def composition_title(epsilon: float, max_grids: int, budget: float, u: Units) -> str:
+    """Step 6's number at ε: what the most travelled user loses in total."""
+    total = float(max_grids) * float(epsilon)
+    return f"ε = {epsilon:g} per hexagon: a {u.user} loses at most {total:.3g} (budget {budget:g})"
+
+
+def composition_chart(
+    epsilon: float, *, grids: int, max_grids: int, budget: float, u: Units
+) -> go.Figure:
+    """Step 6: the total privacy loss of releasing every hexagon of the hour with ε each,
+    against ε, on log axes (each accounting is a straight line): basic composition G·ε and
+    by users ε·max G_ℓ, the budget as a line, the learner's ε on the by-users line."""
+    eps = np.asarray(EPSILON_GRID, dtype=float)
+    fig = go.Figure()
+    fig.add_trace(go.Scatter(x=eps, y=float(grids) * eps, mode="lines",
+                             name=f"every hexagon counted: G·ε (G = {grids:,})"))  # fmt: skip
+    fig.add_trace(go.Scatter(x=eps, y=float(max_grids) * eps, mode="lines",
+                             name=f"by {u.users}: ε·max G_ℓ (max G_ℓ = {max_grids:,})"))  # fmt: skip
+    x, y = composition_marker(epsilon, max_grids)
+    fig.add_trace(go.Scatter(x=x, y=y, mode="markers", name="your ε", marker={"size": 12}))
+    fig.add_hline(y=budget, line_dash="dot", annotation_text=f"budget {budget:g}")
+    fig = _layout(fig, "ε per hexagon (log scale)", "total privacy loss (log scale)")
+    fig.update_xaxes(type="log")
+    fig.update_yaxes(type="log")
+    return fig.update_layout(
+        title_text=composition_title(epsilon, max_grids, budget, u), margin_t=TITLED_TOP
+    )

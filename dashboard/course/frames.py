@@ -1,4 +1,4 @@
-"""The course's ε charts at every ε stop: the frames documents of steps 1, 4 and 5.
+"""The course's ε charts at every ε stop: the frames documents of steps 1, 4, 5 and 6.
 
 In the steps with an ε control the browser draws the slider (:mod:`dashboard.common.view.slider`)
 and repaints the step's chart on each ε step from a document fetched once
@@ -11,8 +11,8 @@ figure the step draws at any stop gives the figure it draws at stop k (the contr
 
 The values come from the helpers the step's figure is built from (:mod:`dashboard.course.charts`:
 ``odds_marker``, ``histogram``, the titles; :mod:`dashboard.course.compute`: ``share_of``,
-``optimal_of``, uncached so 180 stops do not push the page's entries out). Step 6 has no chart:
-its slider moves at once, its numbers with the rerun.
+``optimal_of``, uncached so 180 stops do not push the page's entries out). Step 6's chart moves
+its point and title (ε·max G_ℓ); its metrics, CHOP-USER's K·ε among them, follow with the rerun.
 """
 
 from __future__ import annotations
@@ -34,7 +34,8 @@ from dashboard.course import compute as cc
 ODDS = "chart_course_odds"
 RELEASES = "chart_course_releases"
 STAIRCASE = "chart_course_staircase"
-"""The liveplot element keys of the three ε charts (``"chart_" + ui.chart``'s key)."""
+COMPOSITION = "chart_course_composition"
+"""The liveplot element keys of the four ε charts (``"chart_" + ui.chart``'s key)."""
 
 Patch = dict[str, Any]
 
@@ -64,6 +65,16 @@ def staircase_patch(epsilon: float, m: int, error: float, u: Units) -> Patch:
         "data[1].x": [float(epsilon)],
         "data[1].y": [int(m)],
         "layout.title.text": charts.staircase_title(epsilon, m, error, u),
+    }
+
+
+def composition_patch(epsilon: float, max_grids: int, budget: float, u: Units) -> Patch:
+    """Step 6's chart at ε: the learner's point on the ε·max G_ℓ line and the title."""
+    x, y = charts.composition_marker(epsilon, max_grids)
+    return {
+        "data[2].x": x,
+        "data[2].y": y,
+        "layout.title.text": charts.composition_title(epsilon, max_grids, budget, u),
     }
 
 
@@ -104,6 +115,14 @@ def staircase_document(
     return document(STAIRCASE, patches, stops)
 
 
+def composition_document(
+    max_grids: int, budget: float, *, u: Units, stops: Sequence[float] = course.EPSILON_GRID
+) -> dict[str, Any]:
+    """Step 6's document for a slot whose most travelled user crossed ``max_grids`` hexagons."""
+    patches = [composition_patch(float(e), max_grids, budget, u) for e in stops]
+    return document(COMPOSITION, patches, stops)
+
+
 def _key(*parts: Any) -> str:
     """A document's key: the data by its content key (:mod:`dashboard.common.cache`'s habit),
     the stops, and whatever else changes the chart."""
@@ -131,3 +150,12 @@ def staircase_url(spec: DataSpec, label: str, *, u: Units) -> str:
     """The path of step 5's document for the HAT ``label`` of ``spec``."""
     key = _key("staircase", spec.key(), label, (u.value, u.user))
     return frames.url(key, lambda: staircase_document(compute.hat(spec, label), u=u))
+
+
+def composition_url(spec: DataSpec, slot: str, *, budget: float, u: Units) -> str:
+    """The path of step 6's document for the slot ``slot`` of ``spec``."""
+    key = _key("composition", spec.key(), slot, float(budget), (u.value, u.user))
+    return frames.url(
+        key,
+        lambda: composition_document(cc.grids(spec, slot).max_grids_per_user, float(budget), u=u),
+    )

@@ -142,13 +142,23 @@ def _step5(label: str) -> float:
     return eps
 
 
-def _step6(slot: str) -> float:
+def _step6(a: Answer, slot: str) -> float:
     eps = _epsilon(6)
     loss = cc.loss(spec, slot, eps)
     c1, c2, c3 = st.columns(3)
     c1.metric("basic composition G·ε", f"{loss.basic:.3g}")
     c2.metric(f"by {u.users}: ε·max G_ℓ", f"{loss.by_users:.3g}")
     c3.metric("after CHOP-USER: K·ε", f"{loss.after_chop:.3g}")
+    g = cc.grids(spec, slot)
+    budget = float(a.given["budget"])
+    ui.chart(
+        charts.composition_chart(
+            eps, grids=g.n_grids, max_grids=g.max_grids_per_user, budget=budget, u=u
+        ),
+        key="course_composition",
+        frames=frames.composition_url(spec, slot, budget=budget, u=u),
+        group=cs.EPSILON_GROUP[6],
+    )
     return eps
 
 
@@ -189,7 +199,7 @@ with ui.errors_shown():
                 elif step == 5:
                     value = _step5(label)
                 else:
-                    value = _step6(slot)
+                    value = _step6(a, slot)
                 st.markdown(f"**Question.** {t.question}")
                 if st.button("Check my answer", key=f"course_check_{step}", type="primary"):
                     cs.record(step, value, a.accepts(value))

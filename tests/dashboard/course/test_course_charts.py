@@ -35,6 +35,7 @@ def test_every_course_chart_needs_only_the_basic_bundle():
         charts.error_chart(ms, parts, 3, Units()),
         charts.releases_chart(np.linspace(0.0, 1.0, 100), 0.5, 0.1, Units()),
         charts.staircase_chart(steps, 0.5, 3),
+        charts.composition_chart(0.1, grids=40, max_grids=7, budget=2.0, u=Units()),
     ]
     assert [liveplot.bundle(f) for f in figs] == ["basic"] * len(figs)
     assert [liveplot.bundle(f, lite=True) for f in figs] == ["lite"] * len(figs)  # the page's
@@ -51,3 +52,20 @@ def test_the_staircase_is_drawn_on_a_log_axis_over_the_course_stops():
     assert fig.layout.xaxis.type == "log"
     assert (min(line.x), max(line.x)) == (0.01, 5.0)  # log 0 has no place: from the first stop
     assert list(line.y) == [2, 2, 7, 7, 9, 9]
+
+
+def test_the_composition_chart_puts_the_learners_epsilon_on_the_by_users_line():
+    """Step 6: G·ε and ε·max G_ℓ as lines, the budget as a line; the learner's point is what
+    the most travelled user loses, and it crosses the budget at the step's answer (budget /
+    max G_ℓ)."""
+    u = Units(value="knots", user="ship")
+    fig = charts.composition_chart(0.25, grids=40, max_grids=8, budget=2.0, u=u)
+    basic, by_users, point = fig.data
+    assert np.allclose(np.asarray(basic.y) / np.asarray(basic.x), 40.0)
+    assert np.allclose(np.asarray(by_users.y) / np.asarray(by_users.x), 8.0)
+    assert tuple(point.x) == (0.25,) and tuple(point.y) == (2.0,)  # 8 × 0.25: at the budget
+    (budget,) = [s for s in fig.layout.shapes if s.type == "line"]
+    assert budget.y0 == budget.y1 == 2.0
+    assert fig.layout.xaxis.type == fig.layout.yaxis.type == "log"
+    assert fig.layout.title.text == "ε = 0.25 per hexagon: a ship loses at most 2 (budget 2)"
+    assert "ships" in by_users.name

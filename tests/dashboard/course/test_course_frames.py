@@ -1,6 +1,6 @@
 """The contract of the course's frames documents (``dashboard.course.frames``): applying stop
 k's patch to the figure a step draws at any stop j gives, after the same JSON encoding, the
-figure the step draws at stop k (steps 1, 4 and 5: the steps with an ε chart).
+figure the step draws at stop k (steps 1, 4, 5 and 6: the steps with an ε chart).
 
 On a small synthetic HAT every pair of a handful of stops is checked, with the figures built
 as the page builds them; on the demo city the figures are the ones the page itself draws
@@ -50,6 +50,7 @@ def assert_contract(document: dict, chart: str, figures: dict[float, dict]) -> i
 HAT = synthetic.uniform([9, 7, 7, 5, 4, 3, 3, 2, 2, 1, 1, 1], rng=np.random.default_rng(3))
 STOPS = (0.01, 0.02, 0.37, 1.0, 2.5, 5.0)
 KNOTS = Units(value="knots", user="ship")
+GRIDS, MAX_G = 40, 7  # step 6: a slot of 40 hexagons whose most travelled user crossed 7
 
 
 def step_figure(step: int, eps: float, *, u: Units, within: float = 1.0, seed: int = 0) -> dict:
@@ -60,6 +61,8 @@ def step_figure(step: int, eps: float, *, u: Units, within: float = 1.0, seed: i
         values, s = cc.share_of(HAT, eps, within, seed)
         title = charts.releases_title(eps, s.share_within, within, u)
         return encoded(charts.releases_chart(values, HAT.true_mean, within, u, title=title))
+    if step == 6:
+        return encoded(charts.composition_chart(eps, grids=GRIDS, max_grids=MAX_G, budget=2.0, u=u))
     m, err = cc.optimal_of(HAT, eps)
     title = charts.staircase_title(eps, m, err, u)
     return encoded(
@@ -72,20 +75,23 @@ def synthetic_document(step: int, *, u: Units, within: float = 1.0, seed: int = 
         return sent(cf.odds_document(STOPS))
     if step == 4:
         return sent(cf.releases_document(HAT, within=within, seed=seed, u=u, stops=STOPS))
+    if step == 6:
+        return sent(cf.composition_document(MAX_G, 2.0, u=u, stops=STOPS))
     return sent(cf.staircase_document(HAT, u=u, stops=STOPS))
 
 
-CHART = {1: cf.ODDS, 4: cf.RELEASES, 5: cf.STAIRCASE}
+CHART = {1: cf.ODDS, 4: cf.RELEASES, 5: cf.STAIRCASE, 6: cf.COMPOSITION}
 
 
 @pytest.mark.parametrize("u", [Units(), KNOTS], ids=["km/h", "knots"])
-@pytest.mark.parametrize("step", [1, 4, 5])
+@pytest.mark.parametrize("step", [1, 4, 5, 6])
 def test_patch_k_on_the_figure_of_any_stop_is_the_figure_of_stop_k(step, u):
     doc = synthetic_document(step, u=u)
     figures = {e: step_figure(step, e, u=u) for e in STOPS}
     assert doc["stops"] == list(STOPS)
     assert assert_contract(doc, CHART[step], figures) == len(STOPS) ** 2
-    assert u.value in figures[STOPS[0]]["layout"]["title"]["text"] or step == 1
+    title = figures[STOPS[0]]["layout"]["title"]["text"]
+    assert (u.user if step == 6 else u.value) in title or step == 1
 
 
 def test_a_broken_patch_fails_the_contract():
@@ -122,13 +128,20 @@ def test_the_urls_key_every_input_and_compute_nothing(monkeypatch):
         others.add(cf.releases_url(spec, "h/1", **{**base, name: value}))
     others |= {cf.staircase_url(spec, "h/1", u=Units()), cf.staircase_url(spec, "h/1", u=KNOTS)}
     others.add(cf.odds_url())
-    assert path not in others and len(others) == 7 and calls == []
+    monkeypatch.setattr(cf, "composition_document", lambda *a, **k: calls.append(k) or {})
+    step6 = dict(budget=2.0, u=Units())
+    others.add(cf.composition_url(spec, "s/1", **step6))
+    assert cf.composition_url(spec, "s/1", **step6) in others
+    for name, value in dict(budget=3.0, u=KNOTS).items():
+        others.add(cf.composition_url(spec, "s/1", **{**step6, name: value}))
+    others.add(cf.composition_url(spec, "s/2", **step6))
+    assert path not in others and len(others) == 11 and calls == []
 
 
 # --- The demo city: the figures the page itself draws -----------------------------------------
 
 
-@pytest.mark.parametrize("step", [1, 4, 5])
+@pytest.mark.parametrize("step", [1, 4, 5, 6])
 def test_demo_city_patches_give_the_pages_own_figures(step, monkeypatch):
     """The Course page on the demo city at a few stops of one ε step; every chart it draws is
     recorded with the frames path it passed, and stop k's patch of that document (the one the
