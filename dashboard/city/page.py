@@ -24,7 +24,6 @@ from dashboard.common.session.selection import (
 )
 from dashboard.common.sidebar import require_data
 from dashboard.common.source import compute, units
-from dashboard.common.source import units as unit_names
 from dashboard.common.view import downloads, figures, maps, ui
 
 MODE_LABELS = {"slot": "all hexagons of one slot", "day": "all HATs of one day"}
@@ -358,14 +357,13 @@ with ui.errors_shown():  # a HexplorerError becomes a message, not a traceback
 
     # --- Plan from a target error: the coverage curve ------------------------------------------
     st.subheader("Plan from a target error")
-    units = unit_names.current()
     noise_measure = str(ss.get(state.NOISE_MEASURE) or "mean")
     pc = st.columns([1, 1, 2])
     cs.remember(cs.TARGET, float(ss[state.TARGET]))
     if ss[state.MECHANISM] in cs.plan_mechanisms():
         cs.remember(cs.PLAN_MECHANISM, str(ss[state.MECHANISM]))
     pc[0].number_input(
-        f"Target error (±{units.value})",
+        f"Target error (±{u.value})",
         min_value=0.0,
         step=0.5,
         format="%.2f",
@@ -404,7 +402,7 @@ with ui.errors_shown():  # a HexplorerError becomes a message, not a traceback
     loss_at = planned.user_loss
     cols = st.columns(4)
     cols[0].metric(
-        f"ε for {coverage:.0%} within ±{target:g} {units.value}",
+        f"ε for {coverage:.0%} within ±{target:g} {u.value}",
         "–" if planned.epsilon is None else f"{planned.epsilon:.4g}",
         help="The smallest ε per hexagon at which that share of hexagons has worst-case "
         "error within the target (core.plan.city_plan; `hexplorer plan --all`).",
@@ -414,20 +412,20 @@ with ui.errors_shown():  # a HexplorerError becomes a message, not a traceback
         f"{planned.hats_reaching:,} of {planned.hats_total:,}",
     )
     cols[2].metric(
-        f"Per-{units.user} loss ε·max G_ℓ",
+        f"Per-{u.user} loss ε·max G_ℓ",
         "–" if loss_at is None else f"{loss_at.by_users:,.3g}",
         help="Basic composition would charge G·ε "
         + ("" if loss_at is None else f"= {loss_at.basic:,.3g}")
         + " ([2], Theorem II.3).",
     )
     cols[3].metric(
-        f"Per-{units.user} loss after CHOP-USER K·ε",
+        f"Per-{u.user} loss after CHOP-USER K·ε",
         "–" if loss_at is None or loss_at.after_chop is None else f"{loss_at.after_chop:,.3g}",
         help="K after CHOP-USER's suppression run at the planned ε (SPEC section 5).",
     )
     if planned.status == "unreachable":
         st.warning(
-            f"No ε puts {coverage:.0%} of the hexagons within ±{target:g} {units.value}: "
+            f"No ε puts {coverage:.0%} of the hexagons within ±{target:g} {u.value}: "
             f"{len(planned.unreachable):,} of them can never reach it with {plan_mechanism} "
             "(their clipping error stays above the target), or the target is 0.",
             icon=":material/warning:",
@@ -444,16 +442,16 @@ with ui.errors_shown():  # a HexplorerError becomes a message, not a traceback
             planned=planned.epsilon,
             epsilon=epsilon,
             mechanism=plan_mechanism,
-            target_label=f"±{target:g} {units.value}",
+            target_label=f"±{target:g} {u.value}",
         ),
         key="city_coverage",
     )
     st.caption(
         f"Each hexagon's worst-case error of {plan_mechanism} at its m_UB rule "
         f"({noise_measure} noise measure, chosen on One hexagon), exact per ε: a hexagon counts "
-        f"once its error is at most ±{target:g} {units.value}. The dashed line is the wanted "
+        f"once its error is at most ±{target:g} {u.value}. The dashed line is the wanted "
         "share, the green line the ε that reaches it, the dotted line the slider's ε. The "
-        f"per-{units.user} losses are those of releasing every hexagon of the set at the "
+        f"per-{u.user} losses are those of releasing every hexagon of the set at the "
         "planned ε."
     )
     with st.expander(
@@ -462,7 +460,7 @@ with ui.errors_shown():  # a HexplorerError becomes a message, not a traceback
         ui.table(_headed(planned.hats, u), name="city_plan", key="city_plan", height=260)
 
     if slot is not None:  # the adaptive hexagons' note (a slot's cover)
-        city_adaptive.note(spec, slot, noise_measure, plan_mechanism, epsilon, target, units)
+        city_adaptive.note(spec, slot, noise_measure, plan_mechanism, epsilon, target, u)
 
     # --- What CHOP-USER suppressed and the errors ---------------------------------------------
     st.subheader("What CHOP-USER suppressed")
