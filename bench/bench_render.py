@@ -24,8 +24,10 @@ navigation until the page is idle with its charts drawn, then for one step until
 
 * **the floor** (``--pages floor,floor-map``): the same first render and ε step on a bare
   Streamlit page with One hexagon's ε slider and its captions (``bench/floor_app.py``), and the
-  first render of a bare page with one deck.gl map of seven hexagons (``bench/floor_map_app.py``),
-  each on its own server: what Streamlit and deck.gl cost before any of this project's code.
+  first render and ε step of a bare page with one deck.gl map of as many hexagons as the Map's
+  error map and the Map's ε slider rerunning a fragment that re-sends the map in new colours
+  (``bench/floor_map_app.py``), each on its own server: what Streamlit and deck.gl cost before
+  any of this project's code.
 
 ``--react`` adds, per measured part, React's commits and component renders (:data:`REACT_HOOK`):
 the work Streamlit's page does, counted rather than timed, so comparable under any load.
@@ -35,7 +37,7 @@ by element (the counts of the blocks around the elements, the navigation's and t
 grow with the number of commits, which depends on how the server's messages arrive).
 ``--timeline`` (implies ``--react``) prints, per start and measured part, when each websocket
 message from the server was handled and each React commit happened (ms from the first event,
-``w<ms>:<bytes>`` and ``c<ms>``) and into how many bursts the messages fell (gaps over 20 ms),
+``w<ms>:<bytes>``, ``s<ms>:<bytes>`` for what the page sent, and ``c<ms>``) and into how many bursts the messages fell (gaps over 20 ms),
 and when each message arrived from the network (DevTools; bursts likewise): how a rerun's
 output reaches the page.
 
@@ -116,14 +118,21 @@ TIMELINE_HOOK = """(() => {
     const ws = new Native(...args);
     ws.addEventListener("message", (e) => window.__hexplorerTimeline.push(
       ["w", performance.now(), e.data.byteLength || e.data.size || e.data.length || 0]));
+    const send = ws.send.bind(ws);
+    ws.send = (data) => {
+      window.__hexplorerTimeline.push(["s", performance.now(), data.byteLength || data.length || 0]);
+      return send(data);
+    };
     return ws;
   };
   window.WebSocket.prototype = Native.prototype;
   Object.assign(window.WebSocket, Native);
 })();"""
-"""``--timeline``: records when each websocket message is handled (its size) and, with
+"""``--timeline``: records when each websocket message is handled (its size), when the page sends one
+(``s``: a rerun's request) and, with
 :data:`REACT_HOOK`, each React commit."""
 _arrived: list[float] = []  # --timeline: the websocket frames' arrival times (CDP, seconds)
+_sent: list[float] = []  # --timeline: when the page sent its frames (a rerun's request)
 TIMELINE_JS = """() => { const t = window.__hexplorerTimeline || [];
   window.__hexplorerTimeline = []; return t; }"""
 
@@ -173,7 +182,9 @@ def _metrics(cdp, page=None) -> dict:
         if _timeline:
             out["timeline"] = page.evaluate(TIMELINE_JS)  # since the last read: this part's
             out["arrived"] = list(_arrived)
+            out["sent"] = list(_sent)
             _arrived.clear()
+            _sent.clear()
     return out
 
 
@@ -319,14 +330,17 @@ def _floor(page, cdp, url: str) -> dict[str, dict[str, float]]:
 
 
 def _floor_map(page, cdp, url: str) -> dict[str, dict[str, float]]:
-    """The bare Streamlit page with one deck.gl map (``bench/floor_map_app.py``)."""
+    """The bare Streamlit page with one deck.gl map (``bench/floor_map_app.py``): its first
+    render and one stop of its ε slider (a fragment re-sending the map in new colours)."""
 
     def first() -> None:
         page.goto(f"{url}/", wait_until="domcontentloaded")
         page.locator(f"{DECK} canvas").first.wait_for(state="visible")
         _settle(page)
 
-    return {"first render": _measured(page, cdp, first)}
+    out = {"first render": _measured(page, cdp, first)}
+    out["error-map ε step"] = _measured(page, cdp, lambda: _slider_step(page, ERROR_SLIDER))
+    return out
 
 
 def _course(step: int) -> Callable:
@@ -408,8 +422,10 @@ def one_start(url: str, run: Callable) -> dict[str, dict[str, float]]:
             cdp.send("Performance.enable", {"timeDomain": "threadTicks"})
             if _timeline:  # when each server message reached the browser (the network's view)
                 _arrived.clear()
+                _sent.clear()
                 cdp.send("Network.enable")
                 cdp.on("Network.webSocketFrameReceived", lambda e: _arrived.append(e["timestamp"]))
+                cdp.on("Network.webSocketFrameSent", lambda e: _sent.append(e["timestamp"]))
             return run(page, cdp, url)
         finally:
             browser.close()
@@ -449,7 +465,8 @@ def timeline_lines(run: dict[str, dict]) -> list[str]:
             1 for a, b in zip([None, *times], times, strict=False) if a is None or b - a > 20
         )
         text = " ".join(
-            f"w{t - t0:.0f}:{e[0]}" if kind == "w" else f"c{t - t0:.0f}" for kind, t, *e in events
+            f"{kind}{t - t0:.0f}:{e[0]}" if kind in "ws" else f"c{t - t0:.0f}"
+            for kind, t, *e in events
         )
         out.append(f"  {what}: {len(times)} messages in {bursts} bursts, "
                    f"{sum(1 for e in events if e[0] == 'c')} commits: {text}")  # fmt: skip
@@ -458,6 +475,12 @@ def timeline_lines(run: dict[str, dict]) -> list[str]:
             out.append(
                 f"    arrived from the network in {gaps + 1} bursts: "
                 + " ".join(f"{(t - arrived[0]) * 1000:.0f}" for t in arrived)
+            )
+        if (sent := m.get("sent")) and arrived:  # the server's share: request → last message
+            out.append(
+                f"    the page sent {len(sent)} messages; from the first to the last message "
+                f"back {(arrived[-1] - sent[0]) * 1000:.0f} ms, to the first "
+                f"{(min((t for t in arrived if t >= sent[0]), default=sent[0]) - sent[0]) * 1000:.0f} ms"
             )
     return out
 
@@ -516,7 +539,7 @@ def main(argv: list[str] | None = None) -> int:
         "map": "Map",
         "course": f"Course step {args.course_step}",
         "floor": "Floor: a bare Streamlit page with the ε slider",
-        "floor-map": "Floor: a bare Streamlit page with one deck.gl map",
+        "floor-map": "Floor: a bare Streamlit page with one deck.gl map and the ε slider",
     }
     runs: dict[str, list] = {p: [] for p in pages}
     with contextlib.ExitStack() as stack:
