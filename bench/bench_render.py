@@ -37,7 +37,7 @@ by element (the counts of the blocks around the elements, the navigation's and t
 grow with the number of commits, which depends on how the server's messages arrive).
 ``--timeline`` (implies ``--react``) prints, per start and measured part, when each websocket
 message from the server was handled and each React commit happened (ms from the first event,
-``w<ms>:<bytes>``, ``s<ms>:<bytes>`` for what the page sent, and ``c<ms>``) and into how many bursts the messages fell (gaps over 20 ms),
+``w<ms>:<bytes>``, ``s<ms>:<bytes>`` for what the page sent, and ``c<ms>:<components rendered>``) and into how many bursts the messages fell (gaps over 20 ms),
 and when each message arrived from the network (DevTools; bursts likewise): how a rerun's
 output reaches the page.
 
@@ -411,10 +411,13 @@ def one_start(url: str, run: Callable) -> dict[str, dict[str, float]]:
             page = browser.new_page(viewport={"width": 1280, "height": 720})
             if _react:
                 hook = ELEMENT_HOOK if _elements else REACT_HOOK
-                if _timeline:
+                if _timeline:  # each commit: when, and how many components it rendered
                     hook = TIMELINE_HOOK + hook.replace(
-                        "count.commits++;",
-                        "count.commits++; window.__hexplorerTimeline.push(['c', performance.now()]);",
+                        "count.commits++;", "count.commits++; const r0 = count.renders;"
+                    ).replace(
+                        "if (f.sibling) stack.push(f.sibling);\n      }\n",
+                        "if (f.sibling) stack.push(f.sibling);\n      }\n      window.__hexplorer"
+                        "Timeline.push(['c', performance.now(), count.renders - r0]);\n",
                     )
                 page.add_init_script(hook)
             page.set_default_timeout(300_000)
@@ -464,10 +467,7 @@ def timeline_lines(run: dict[str, dict]) -> list[str]:
         bursts = sum(
             1 for a, b in zip([None, *times], times, strict=False) if a is None or b - a > 20
         )
-        text = " ".join(
-            f"{kind}{t - t0:.0f}:{e[0]}" if kind in "ws" else f"c{t - t0:.0f}"
-            for kind, t, *e in events
-        )
+        text = " ".join(f"{kind}{t - t0:.0f}:{e[0]}" for kind, t, *e in events)
         out.append(f"  {what}: {len(times)} messages in {bursts} bursts, "
                    f"{sum(1 for e in events if e[0] == 'c')} commits: {text}")  # fmt: skip
         if arrived := m.get("arrived"):
