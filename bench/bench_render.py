@@ -24,8 +24,13 @@ navigation until the page is idle with its charts drawn, then for one step until
 
 * **the floor** (``--pages floor,floor-map``): the same first render and ε step on a bare
   Streamlit page with One hexagon's ε slider and its captions (``bench/floor_app.py``), and the
-  first render of a bare page with one deck.gl map of seven hexagons (``bench/floor_map_app.py``),
-  each on its own server: what Streamlit and deck.gl cost before any of this project's code.
+  first render and ε step of a bare page with one deck.gl map of as many hexagons as the Map's
+  error map and the Map's ε slider rerunning a fragment that re-sends the map in new colours
+  (``bench/floor_map_app.py``), each on its own server: what Streamlit and deck.gl cost before
+  any of this project's code.
+
+``--steps N`` measures N error-map ε steps per fresh browser on the Map and its floor (four
+right, four left, …) and takes their median: less noise than one step per browser.
 
 ``--react`` adds, per measured part, React's commits and component renders (:data:`REACT_HOOK`):
 the work Streamlit's page does, counted rather than timed, so comparable under any load.
@@ -35,7 +40,7 @@ by element (the counts of the blocks around the elements, the navigation's and t
 grow with the number of commits, which depends on how the server's messages arrive).
 ``--timeline`` (implies ``--react``) prints, per start and measured part, when each websocket
 message from the server was handled and each React commit happened (ms from the first event,
-``w<ms>:<bytes>`` and ``c<ms>``) and into how many bursts the messages fell (gaps over 20 ms),
+``w<ms>:<bytes>``, ``s<ms>:<bytes>`` for what the page sent, and ``c<ms>:<components rendered>``) and into how many bursts the messages fell (gaps over 20 ms),
 and when each message arrived from the network (DevTools; bursts likewise): how a rerun's
 output reaches the page.
 
@@ -116,14 +121,21 @@ TIMELINE_HOOK = """(() => {
     const ws = new Native(...args);
     ws.addEventListener("message", (e) => window.__hexplorerTimeline.push(
       ["w", performance.now(), e.data.byteLength || e.data.size || e.data.length || 0]));
+    const send = ws.send.bind(ws);
+    ws.send = (data) => {
+      window.__hexplorerTimeline.push(["s", performance.now(), data.byteLength || data.length || 0]);
+      return send(data);
+    };
     return ws;
   };
   window.WebSocket.prototype = Native.prototype;
   Object.assign(window.WebSocket, Native);
 })();"""
-"""``--timeline``: records when each websocket message is handled (its size) and, with
+"""``--timeline``: records when each websocket message is handled (its size), when the page sends one
+(``s``: a rerun's request) and, with
 :data:`REACT_HOOK`, each React commit."""
 _arrived: list[float] = []  # --timeline: the websocket frames' arrival times (CDP, seconds)
+_sent: list[float] = []  # --timeline: when the page sent its frames (a rerun's request)
 TIMELINE_JS = """() => { const t = window.__hexplorerTimeline || [];
   window.__hexplorerTimeline = []; return t; }"""
 
@@ -173,7 +185,9 @@ def _metrics(cdp, page=None) -> dict:
         if _timeline:
             out["timeline"] = page.evaluate(TIMELINE_JS)  # since the last read: this part's
             out["arrived"] = list(_arrived)
+            out["sent"] = list(_sent)
             _arrived.clear()
+            _sent.clear()
     return out
 
 
@@ -194,13 +208,32 @@ def _settle(page, ms: int = 1000) -> None:
     page.wait_for_timeout(ms)  # plotly's / deck.gl's last frames
 
 
-def _slider_step(page, label: str) -> None:
-    """One stop to the right of the slider labelled ``label`` (keyboard on its thumb)."""
+def _slider_step(page, label: str, key: str = "ArrowRight") -> None:
+    """One stop to the right (or ``key``) of the slider labelled ``label`` (keyboard on its
+    thumb)."""
     thumb = page.locator('[data-testid="stSlider"]').filter(has_text=label).get_by_role("slider")
     thumb.first.focus()
-    thumb.first.press("ArrowRight")
+    thumb.first.press(key)
     page.wait_for_timeout(300)
     _settle(page, 500)
+
+
+_steps = 1  # --steps: ε steps measured per fresh browser on the Map and its floor (the median)
+
+
+def _map_steps(page, cdp) -> dict[str, float]:
+    """The error map's ε step (:func:`_slider_step`), ``--steps`` times in this browser, four
+    right and four left in turn: the median of each measure (the counts included)."""
+    runs = [
+        _measured(page, cdp, lambda i=i: _slider_step(
+            page, ERROR_SLIDER, "ArrowRight" if (i // 4) % 2 == 0 else "ArrowLeft"))
+        for i in range(_steps)
+    ]  # fmt: skip
+    out: dict = {}
+    for k, v in runs[0].items():
+        numeric = isinstance(v, (int, float))
+        out[k] = statistics.median(r[k] for r in runs) if numeric else runs[-1][k]
+    return out
 
 
 CHARTS_AT_JS = """(eps) => {
@@ -301,7 +334,7 @@ def _map(page, cdp, url: str) -> dict[str, dict[str, float]]:
 
     out = {"first render": _measured(page, cdp, first)}
     out["error map shown"] = _measured(page, cdp, error_map)
-    out["error-map ε step"] = _measured(page, cdp, lambda: _slider_step(page, ERROR_SLIDER))
+    out["error-map ε step"] = _map_steps(page, cdp)
     return out
 
 
@@ -319,14 +352,17 @@ def _floor(page, cdp, url: str) -> dict[str, dict[str, float]]:
 
 
 def _floor_map(page, cdp, url: str) -> dict[str, dict[str, float]]:
-    """The bare Streamlit page with one deck.gl map (``bench/floor_map_app.py``)."""
+    """The bare Streamlit page with one deck.gl map (``bench/floor_map_app.py``): its first
+    render and one stop of its ε slider (a fragment re-sending the map in new colours)."""
 
     def first() -> None:
         page.goto(f"{url}/", wait_until="domcontentloaded")
         page.locator(f"{DECK} canvas").first.wait_for(state="visible")
         _settle(page)
 
-    return {"first render": _measured(page, cdp, first)}
+    out = {"first render": _measured(page, cdp, first)}
+    out["error-map ε step"] = _map_steps(page, cdp)
+    return out
 
 
 def _course(step: int) -> Callable:
@@ -397,10 +433,13 @@ def one_start(url: str, run: Callable) -> dict[str, dict[str, float]]:
             page = browser.new_page(viewport={"width": 1280, "height": 720})
             if _react:
                 hook = ELEMENT_HOOK if _elements else REACT_HOOK
-                if _timeline:
+                if _timeline:  # each commit: when, and how many components it rendered
                     hook = TIMELINE_HOOK + hook.replace(
-                        "count.commits++;",
-                        "count.commits++; window.__hexplorerTimeline.push(['c', performance.now()]);",
+                        "count.commits++;", "count.commits++; const r0 = count.renders;"
+                    ).replace(
+                        "if (f.sibling) stack.push(f.sibling);\n      }\n",
+                        "if (f.sibling) stack.push(f.sibling);\n      }\n      window.__hexplorer"
+                        "Timeline.push(['c', performance.now(), count.renders - r0]);\n",
                     )
                 page.add_init_script(hook)
             page.set_default_timeout(300_000)
@@ -408,8 +447,10 @@ def one_start(url: str, run: Callable) -> dict[str, dict[str, float]]:
             cdp.send("Performance.enable", {"timeDomain": "threadTicks"})
             if _timeline:  # when each server message reached the browser (the network's view)
                 _arrived.clear()
+                _sent.clear()
                 cdp.send("Network.enable")
                 cdp.on("Network.webSocketFrameReceived", lambda e: _arrived.append(e["timestamp"]))
+                cdp.on("Network.webSocketFrameSent", lambda e: _sent.append(e["timestamp"]))
             return run(page, cdp, url)
         finally:
             browser.close()
@@ -448,9 +489,7 @@ def timeline_lines(run: dict[str, dict]) -> list[str]:
         bursts = sum(
             1 for a, b in zip([None, *times], times, strict=False) if a is None or b - a > 20
         )
-        text = " ".join(
-            f"w{t - t0:.0f}:{e[0]}" if kind == "w" else f"c{t - t0:.0f}" for kind, t, *e in events
-        )
+        text = " ".join(f"{kind}{t - t0:.0f}:{e[0]}" for kind, t, *e in events)
         out.append(f"  {what}: {len(times)} messages in {bursts} bursts, "
                    f"{sum(1 for e in events if e[0] == 'c')} commits: {text}")  # fmt: skip
         if arrived := m.get("arrived"):
@@ -458,6 +497,12 @@ def timeline_lines(run: dict[str, dict]) -> list[str]:
             out.append(
                 f"    arrived from the network in {gaps + 1} bursts: "
                 + " ".join(f"{(t - arrived[0]) * 1000:.0f}" for t in arrived)
+            )
+        if (sent := m.get("sent")) and arrived:  # the server's share: request → last message
+            out.append(
+                f"    the page sent {len(sent)} messages; from the first to the last message "
+                f"back {(arrived[-1] - sent[0]) * 1000:.0f} ms, to the first "
+                f"{(min((t for t in arrived if t >= sent[0]), default=sent[0]) - sent[0]) * 1000:.0f} ms"
             )
     return out
 
@@ -486,6 +531,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--course-step", type=int, default=4, choices=range(1, 7))
     parser.add_argument(
+        "--steps",
+        type=int,
+        default=1,
+        help="ε steps per fresh browser on the Map and floor-map (their median per browser)",
+    )
+    parser.add_argument(
         "--react", action="store_true", help="also count React commits and component renders"
     )
     parser.add_argument(
@@ -499,7 +550,8 @@ def main(argv: list[str] | None = None) -> int:
         help="with --react: also when each server message arrived and each commit happened",
     )
     args = parser.parse_args(argv)
-    global _react, _elements, _timeline
+    global _react, _elements, _timeline, _steps
+    _steps = max(1, args.steps)
     _react = args.react or args.elements or args.timeline
     _elements = args.elements
     _timeline = args.timeline
@@ -516,7 +568,7 @@ def main(argv: list[str] | None = None) -> int:
         "map": "Map",
         "course": f"Course step {args.course_step}",
         "floor": "Floor: a bare Streamlit page with the ε slider",
-        "floor-map": "Floor: a bare Streamlit page with one deck.gl map",
+        "floor-map": "Floor: a bare Streamlit page with one deck.gl map and the ε slider",
     }
     runs: dict[str, list] = {p: [] for p in pages}
     with contextlib.ExitStack() as stack:

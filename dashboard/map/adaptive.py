@@ -33,10 +33,22 @@ def r_min(spec: DataSpec) -> int:
 
 
 def resolution_controls(spec: DataSpec) -> str:
-    """The "Resolution" choice (fixed or adaptive) and, adaptive, how far it may coarsen."""
-    r = int(spec.resolution)
+    """The "Resolution" choice (fixed or adaptive) and, adaptive, how far it may coarsen
+    beside it. The two columns are laid out only then: the fixed map's ε step used to re-send
+    them empty, and every commit of the browser's re-rendered their three blocks."""
+    if st.session_state[ms.RESOLUTION_MODE] != "adaptive":  # the radio's value, as it is drawn
+        _resolution_radio(st, spec)
+        return str(st.session_state[ms.RESOLUTION_MODE])
     left, right = st.columns([3, 2])
-    left.radio(
+    _resolution_radio(left, spec)
+    with right:
+        levels_slider(spec, "Coarsest resolution")
+    return "adaptive"
+
+
+def _resolution_radio(where, spec: DataSpec) -> None:
+    r = int(spec.resolution)
+    where.radio(
         "Resolution",
         options=list(ms.RESOLUTION_MODES),
         format_func=lambda m: f"fixed (res {r})" if m == "fixed" else "adaptive",
@@ -46,11 +58,6 @@ def resolution_controls(spec: DataSpec) -> str:
         "the target, coarser where too few users make the finest one noise (Learn → Adaptive "
         "hexagons).",
     )
-    mode = str(st.session_state[ms.RESOLUTION_MODE])
-    if mode == "adaptive":
-        with right:
-            levels_slider(spec, "Coarsest resolution")
-    return mode
 
 
 def levels_slider(spec: DataSpec, label: str, *, split: bool = False) -> None:

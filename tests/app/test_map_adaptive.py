@@ -117,3 +117,35 @@ def test_whole_city_and_learn_explain_the_choice(demo):
     _ok(learn)
     text = " ".join(" ".join(m.value.split()) for m in learn.markdown)
     assert "cell_to_parent" in text and "stricter reading" in text and "outskirts" in text
+
+
+def _blocks_above(node, key: str, chain: tuple = ()) -> tuple | None:
+    """The types of the blocks from ``node`` down to the widget keyed ``key`` (None: absent)."""
+    for child in getattr(node, "children", {}).values():
+        if getattr(child, "key", None) == key:
+            return chain
+        found = _blocks_above(child, key, (*chain, child.type))
+        if found is not None:
+            return found
+    return None
+
+
+def test_the_resolution_row_has_columns_only_when_adaptive():
+    """At the fixed resolution the "Resolution" radio stands alone in the map's fragment (no
+    empty column beside it, which every ε step re-sent and every commit of the browser
+    re-rendered); adaptive, it and the coarsest-resolution slider share a row. Fails on the
+    code before (the radio always in a column)."""
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.run()
+    at.radio(key=state.MAP_METRIC).set_value("error").run()
+    _ok(at)
+    assert _blocks_above(at.main, ms.RESOLUTION_MODE) == ("flex_container",)  # the fragment's
+    at.radio(key=ms.RESOLUTION_MODE).set_value("adaptive").run()
+    _ok(at)
+    row = ("flex_container", "flex_container", "column")
+    assert _blocks_above(at.main, ms.RESOLUTION_MODE) == row
+    assert _blocks_above(at.main, ms.ADAPTIVE_LEVELS) == row
+    at.radio(key=ms.RESOLUTION_MODE).set_value("fixed").run()
+    _ok(at)
+    assert _blocks_above(at.main, ms.RESOLUTION_MODE) == ("flex_container",)
+    assert _blocks_above(at.main, ms.ADAPTIVE_LEVELS) is None

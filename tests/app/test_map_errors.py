@@ -109,6 +109,28 @@ def test_epsilon_change_changes_the_colours_and_the_scale_stays(demo):
     assert after == expected
 
 
+def test_an_epsilon_move_sends_the_bound_widgets_unset():
+    """An ε move re-sends the slider, the mechanism and the target without a value "set" from
+    code (a one-shot effect the browser applies by rebuilding the widget: every step rebuilt
+    all three, for the values they showed); a value that differs — ε moved on another page —
+    is still set. Fails on the code before (each of the three bound on every run)."""
+    at = _map()
+    at.select_slider(key=ms.EPSILON).set_value(0.5).run()
+    _ok(at)
+    widgets = {
+        "ε": at.select_slider(key=ms.EPSILON),
+        "mechanism": at.selectbox(key=ms.MECHANISM),
+        "target": at.number_input(key=ms.TARGET),
+    }
+    assert {k: w.proto.set_value for k, w in widgets.items()} == dict.fromkeys(widgets, False)
+    assert at.select_slider(key=ms.EPSILON).value == 0.5
+    at.switch_page(CITY).run()
+    at.select_slider(key=cs.EPSILON).set_value(2.0).run()
+    at.switch_page(MAP).run()
+    _ok(at)
+    assert at.select_slider(key=ms.EPSILON).value == 2.0
+
+
 def test_mechanism_and_target_are_shared_with_whole_city(demo):
     at = _map()
     at.selectbox(key=ms.MECHANISM).set_value("opt-bounding").run()
