@@ -12,7 +12,10 @@ come from: the same seeded simulations (:func:`dashboard.hexagon.compute.simulat
 the page's cached ``simulated`` calls; uncached here so 271 stops do not push the page's entries
 out), :func:`release_sets`, :func:`charts.ridges <dashboard.hexagon.charts.ridges>` and the
 cached worst case against ε. Only the paths that vary are sent (:func:`varying`): on the
-usual stops the worst-case chart's patch is its ε line alone.
+usual stops the worst-case chart's patch is its ε line alone. The stops are taken
+:data:`CHUNK` at a time: their releases clamped and counted at once (:func:`release_sets_each`)
+and their ridges in one numpy pass (:func:`charts.ridges_each
+<dashboard.hexagon.ridges.ridges_each>`), the same numbers as stop by stop.
 
 The page should build its distribution chart's sets with :func:`release_sets` too (today it
 repeats the same lines; the contract test compares the page's own figures, so a difference
@@ -96,7 +99,8 @@ def release_sets_each(
     shares: list[float] = [0.0] * len(runs)
     for at in by_length.values():
         stack = np.stack([runs[j][1].estimates for j in at])
-        stack = stack.copy() if raw else clamp_mean(stack, upper)
+        if not raw:  # np.stack made a copy: raw releases are the simulation's numbers as they are
+            stack = clamp_mean(stack, upper)
         within_share = np.mean(np.abs(stack - true_mean) <= within, axis=1).tolist()
         for row, j in enumerate(at):
             values[j], shares[j] = stack[row], within_share[row]
