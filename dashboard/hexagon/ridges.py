@@ -5,8 +5,8 @@
 271 stops, :mod:`dashboard.hexagon.frames`): the stops with the same number of sets of the same
 length are stacked and taken in one pass of numpy (one sort, the quantiles read off the sorted
 rows, one set of edges per stop), instead of a dozen numpy calls per set and stop. A stop it
-cannot stack, or whose releases hold a value that is not a finite non-zero-signed number (NaN, ±inf,
--0.0: where numpy's partition and sort might order or interpolate differently), goes through
+cannot stack (sets of different lengths), or whose releases hold NaN, ±inf or -0.0 (where
+numpy's partition and sort might order or interpolate differently), goes through
 :func:`ridges` itself.
 """
 
