@@ -35,10 +35,6 @@ MAX_HAT_OPTIONS = 100  # re-sent with every ε step (formatted, hashed, sent): t
 PRESENTER_FONT = 17
 
 
-def _true_mean(spec: DataSpec, label: str) -> float:
-    return compute.hat(spec, label).true_mean
-
-
 st.title("One hexagon")
 controls = st.sidebar.container()  # ε and m_UB (the fragment's), above the data settings
 hat_box = st.sidebar.container()  # the hexagon-hour picker (full runs only)
@@ -141,7 +137,7 @@ def view(spec: DataSpec) -> None:
                 )
             st.caption(
                 f"{hat_label(rows[hat], units.users)}; {g.plain('m_max', units)} m* = {int(rows[hat]['m_max']):,}; "
-                f"true mean {_true_mean(spec, hat):.3f} {u} (true values: the data team's workbench)"
+                f"true mean {h.true_mean:.3f} {u} (true values: the data team's workbench)"
             )
 
         if presenter:
