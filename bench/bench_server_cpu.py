@@ -14,6 +14,10 @@ counted; the server's idle CPU over the same time is subtracted (measured before
 0.3 %). The first session meets an empty cache (its moves compute new ε values); the later ones
 repeat its ε values, as a class moving the same slider does, so they mostly hit the shared
 caches. Issue 31's target: ≤ 0.1 server CPU s per first view or move on average.
+
+``--proxy``: the same visitors through ``deploy/class.sh 1`` (one Streamlit process behind
+nginx, which serves Streamlit's ``/static/`` files itself); the CPU counted is the Streamlit
+process's, and nginx's own CPU over all events is printed beside it.
 """
 
 from __future__ import annotations
@@ -118,6 +122,36 @@ cli.main()
 """
 
 
+def _serve_proxied() -> tuple[subprocess.Popen, str, int, list[int]]:
+    """``deploy/class.sh 1`` on free loopback ports: (the script, nginx's URL, the Streamlit
+    process's pid, nginx's pids)."""
+    run = ROOT / "test-artifacts" / "server-cpu-class"
+    run.mkdir(parents=True, exist_ok=True)
+    for old in run.glob("*.pid"):
+        old.unlink()
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if k != "HEXPLORER_DATA_DIR"}
+    env |= {"PYTHON": sys.executable, "HEXPLORER_CLASS_DIR": str(run),
+            "HEXPLORER_CLASS_ADDRESS": "127.0.0.1", "HEXPLORER_CLASS_BASE_PORT": str(free_port())}  # fmt: skip
+    log = open(run / "class.log", "w")  # noqa: SIM115 (with the process)
+    cmd = ["bash", str(ROOT / "deploy" / "class.sh"), "1", str(port)]
+    server = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+    deadline = time.monotonic() + 120
+    files = [run / "streamlit-1.pid", run / "nginx.pid"]
+    while not all(f.exists() and f.read_text().strip() for f in files):
+        if time.monotonic() > deadline or server.poll() is not None:
+            raise RuntimeError(f"deploy/class.sh did not start (see {run / 'class.log'})")
+        time.sleep(0.2)
+    master = int(files[1].read_text())
+    children = Path(f"/proc/{master}/task/{master}/children").read_text().split()
+    return (
+        server,
+        f"http://127.0.0.1:{port}",
+        int(files[0].read_text()),
+        [master, *map(int, children)],
+    )
+
+
 def _serve(
     profile: Path | None, thread_only: bool, sample: bool = True
 ) -> tuple[subprocess.Popen, str]:
@@ -156,13 +190,16 @@ def _runs(profile: Path | None) -> int:
     return len(list(profile.glob("run-*.cpu"))) if profile else 0
 
 
-def measure(url: str, pid: int, args) -> dict[str, list]:
+def measure(url: str, pid: int, args, beside: list[int] = ()) -> dict[str, list]:
+    """The visitors' events; ``beside``: other processes (nginx) whose CPU over them all is
+    ``out["beside"]``."""
     from playwright.sync_api import sync_playwright
 
     t0, c0 = time.monotonic(), cpu_s([pid])
     time.sleep(3.0)
     idle = (cpu_s([pid]) - c0) / (time.monotonic() - t0)  # CPU s per s with nobody there
     out: dict[str, list] = {"first": [], "move": [], "idle": [idle], "runs": []}
+    b0 = cpu_s(list(beside))
 
     def event(kind: str, page, act) -> None:
         if args.profile:
@@ -206,6 +243,7 @@ def measure(url: str, pid: int, args) -> dict[str, list]:
             contexts.append(context)  # kept open, as a class's: Streamlit forgets its compiled
             # pages when the last session closes
         browser.close()
+    out["beside"] = [cpu_s(list(beside)) - b0]
     return out
 
 
@@ -233,15 +271,24 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-sampler", action="store_true",
                         help="with --thread-cpu-only: each script run's thread CPU alone (no "
                         "sampling thread: the process's CPU as without --profile)")  # fmt: skip
+    parser.add_argument("--proxy", action="store_true",
+                        help="through deploy/class.sh 1 (nginx serves Streamlit's static files)")  # fmt: skip
     args = parser.parse_args(argv)
+    if args.proxy and args.profile:
+        parser.error("--proxy measures the process as deployed: without --profile")
     if not CHROMIUM.exists():
         print(f"Chromium not found at {CHROMIUM}", file=sys.stderr)
         return 2
     (ROOT / "test-artifacts").mkdir(exist_ok=True)
-    server, url = _serve(args.profile, args.thread_cpu_only, not args.no_sampler)
+    beside: list[int] = []
+    if args.proxy:
+        server, url, pid, beside = _serve_proxied()
+    else:
+        server, url = _serve(args.profile, args.thread_cpu_only, not args.no_sampler)
+        pid = server.pid
     try:
-        _wait_ready(url, [server.pid], lambda: server.poll() is None)
-        out = measure(url, server.pid, args)
+        _wait_ready(url, [pid], lambda: server.poll() is None)
+        out = measure(url, pid, args, beside)
     finally:
         if args.profile:
             server.send_signal(signal.SIGUSR1)
@@ -252,7 +299,8 @@ def main(argv: list[str] | None = None) -> int:
     per = args.moves
     cold_moves, warm_moves = moves[:per], moves[per:]
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
-    print(f"server CPU s per event, one visitor at a time, demo city (load average {load}; idle "
+    where = "one Streamlit process behind nginx (deploy/class.sh 1)" if args.proxy else "demo city"
+    print(f"server CPU s per event, one visitor at a time, {where} (load average {load}; idle "
           f"{out['idle'][0] * 100:.1f} % subtracted):")  # fmt: skip
     print("- first views: " + ", ".join(f"{x:.3f}" for x in firsts))
     print("- moves, first session (new ε): " + ", ".join(f"{x:.3f}" for x in cold_moves))
@@ -263,6 +311,8 @@ def main(argv: list[str] | None = None) -> int:
           f"{statistics.median(cold_moves):.3f} s (new ε, median), "
           f"{statistics.median(warm_moves or cold_moves):.3f} s (ε seen, median); mean over "
           f"{len(events)} events {statistics.mean(events):.3f} s (target ≤ 0.1; load {load})")  # fmt: skip
+    if args.proxy:
+        print(f"nginx beside it: {out['beside'][0]:.2f} CPU s over the {len(events)} events")
     if args.profile:
         for kind, label, pick in (
             ("first", "a first view (later sessions)", slice(1, None)),

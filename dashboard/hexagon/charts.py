@@ -27,6 +27,7 @@ from dashboard.common.view.figures import (
     log_axis,
     vline,
 )
+from dashboard.hexagon.ridges import ReleaseSet, Ridges, ridges, ridges_each
 
 # The page's ε range is 0.01–10 (to 100 when a target needs it); complete tick labels (plotly
 # abbreviates minor log labels).
@@ -63,87 +64,9 @@ def _legend_line(name: str, color: str, dash: str = "solid", width: float = 2) -
 # --- Where releases land -------------------------------------------------------------------
 
 
-@dataclass(frozen=True, kw_only=True)
-class ReleaseSet:
-    """The simulated releases of one mechanism, as the distribution chart draws them."""
-
-    mechanism: str
-    title: str
-    values: np.ndarray
-    share_within: float
-
-
 def distribution_height(n: int) -> int:
     """Pixel height of the distribution chart for ``n`` mechanisms."""
     return max(330, 110 + 45 * n)
-
-
-@dataclass(frozen=True, kw_only=True)
-class Ridges:
-    """The numbers of the distribution chart at one ε: what :func:`releases_distribution` draws
-    and :mod:`dashboard.hexagon.frames` sends for each of the slider's stops (one source).
-
-    ``x`` is every ridge's x (the left edge, the ``bins`` bin centres, the right edge); ``ys``
-    and ``shares`` hold one array of the same length per set: the ridge's height (its baseline
-    ``offset`` plus 0.9 × the bin's count over the set's peak) and the share of the set's
-    releases in each bin (0 at both ends). ``lo``/``hi`` are the x axis's range.
-    """
-
-    lo: float
-    hi: float
-    x: np.ndarray
-    ys: tuple[np.ndarray, ...]
-    shares: tuple[np.ndarray, ...]
-
-
-def _tails_and_sorted(sets: Sequence[ReleaseSet]) -> list[tuple[np.ndarray, np.ndarray]]:
-    """Each set's 0.5 % and 99.5 % quantiles and its sorted releases, the sets of one length
-    stacked (one quantile and one sort for all of them: the frames document runs 271 stops)."""
-    out: list = [None] * len(sets)
-    by_length: dict[int, list[int]] = {}
-    for i, s in enumerate(sets):
-        by_length.setdefault(len(s.values), []).append(i)
-    for at in by_length.values():
-        stack = np.stack([np.asarray(sets[i].values, dtype=float) for i in at])
-        tails = np.quantile(stack, (0.005, 0.995), axis=1)
-        ordered = np.sort(stack, axis=1)
-        for j, i in enumerate(at):
-            out[i] = (tails[:, j], ordered[j])
-    return out
-
-
-def ridges(
-    sets: Sequence[ReleaseSet], *, true_mean: float, within: float, bins: int = 60
-) -> Ridges:
-    """The x axis's range and each set's ridge: 99 % of every set's releases and the ±``within``
-    band are in range; each ridge is the histogram of ``bins`` equal bins over that range
-    (counted as ``np.histogram`` counts with these edges: by searching the sorted releases, the
-    last bin closed), scaled to its own peak, on its own baseline (the first set on top)."""
-    n = len(sets)
-    tails = _tails_and_sorted(sets)
-    lo = min([true_mean - within] + [float(t[0]) for t, _ in tails])
-    hi = max([true_mean + within] + [float(t[1]) for t, _ in tails])
-    if hi - lo < 1e-9:
-        lo, hi = lo - 1.0, hi + 1.0
-    edges = np.linspace(lo, hi, bins + 1)
-    centres = (edges[:-1] + edges[1:]) / 2.0
-    ys, shares = [], []
-    for i, (s, (_, ordered)) in enumerate(zip(sets, tails, strict=True)):
-        offset = float(n - 1 - i)
-        below = np.concatenate(
-            [ordered.searchsorted(edges[:-1], "left"), ordered.searchsorted(edges[-1:], "right")]
-        )
-        hist = np.diff(below).astype(float)
-        peak = hist.max() if hist.max() > 0 else 1.0
-        ys.append(np.concatenate([[offset], offset + 0.9 * hist / peak, [offset]]))
-        shares.append(np.concatenate([[0.0], hist / max(len(s.values), 1), [0.0]]))
-    return Ridges(
-        lo=lo,
-        hi=hi,
-        x=np.concatenate([[edges[0]], centres, [edges[-1]]]),
-        ys=tuple(ys),
-        shares=tuple(shares),
-    )
 
 
 def distribution_title(epsilon: float, *, raw: bool) -> str:
@@ -533,6 +456,7 @@ __all__ = [
     "mae_vs_epsilon",
     "releases_distribution",
     "ridges",
+    "ridges_each",
     "share_note",
     "staircase_chart",
     "worst_case_vs_epsilon",

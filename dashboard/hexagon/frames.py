@@ -12,7 +12,10 @@ come from: the same seeded simulations (:func:`dashboard.hexagon.compute.simulat
 the page's cached ``simulated`` calls; uncached here so 271 stops do not push the page's entries
 out), :func:`release_sets`, :func:`charts.ridges <dashboard.hexagon.charts.ridges>` and the
 cached worst case against ε. Only the paths that vary are sent (:func:`varying`): on the
-usual stops the worst-case chart's patch is its ε line alone.
+usual stops the worst-case chart's patch is its ε line alone. The stops are taken
+:data:`CHUNK` at a time: their releases clamped and counted at once (:func:`release_sets_each`)
+and their ridges in one numpy pass (:func:`charts.ridges_each
+<dashboard.hexagon.ridges.ridges_each>`), the same numbers as stop by stop.
 
 The page should build its distribution chart's sets with :func:`release_sets` too (today it
 repeats the same lines; the contract test compares the page's own figures, so a difference
@@ -35,6 +38,7 @@ import pandas as pd
 
 from core.hat import HatData
 from core.mechanisms import MECHANISMS, RULES
+from core.postprocess import clamp_mean
 from dashboard.common.source import compute
 from dashboard.common.source.compute import DataSpec
 from dashboard.common.source.units import Units
@@ -47,6 +51,10 @@ WORST_CASE = "chart_worst_case_vs_epsilon"
 """The liveplot element keys of the two charts (``"chart_" + ui.chart``'s key)."""
 
 Patch = dict[str, Any]
+
+CHUNK = 32
+"""Stops whose releases are held at once for :func:`charts.ridges_each` (one numpy pass for
+their ridges): 32 × 5 mechanisms × 2,000 runs is 2.6 MB of doubles."""
 
 
 def release_sets(
@@ -72,6 +80,43 @@ def release_sets(
     return sets
 
 
+def release_sets_each(
+    sims: Sequence[Sequence[hx.Simulated]],
+    *,
+    upper: float,
+    true_mean: float,
+    within: float,
+    raw: bool,
+) -> list[list[charts.ReleaseSet]]:
+    """``[release_sets(s, ...) for s in sims]``, the same numbers, with the releases of every
+    simulation of one length clamped and counted within ±``within`` in one numpy pass (the
+    frames document's 32 stops × mechanisms at a time)."""
+    runs = [(i, sim) for i, group in enumerate(sims) for sim in group if sim.estimates is not None]
+    by_length: dict[int, list[int]] = {}
+    for j, (_i, sim) in enumerate(runs):
+        by_length.setdefault(len(sim.estimates), []).append(j)  # type: ignore[arg-type]
+    values: list[Any] = [None] * len(runs)
+    shares: list[float] = [0.0] * len(runs)
+    for at in by_length.values():
+        stack = np.stack([runs[j][1].estimates for j in at])
+        if not raw:  # np.stack made a copy: raw releases are the simulation's numbers as they are
+            stack = clamp_mean(stack, upper)
+        within_share = np.mean(np.abs(stack - true_mean) <= within, axis=1).tolist()
+        for row, j in enumerate(at):
+            values[j], shares[j] = stack[row], within_share[row]
+    out: list[list[charts.ReleaseSet]] = [[] for _ in sims]
+    for (i, sim), v, share in zip(runs, values, shares, strict=True):
+        out[i].append(
+            charts.ReleaseSet(
+                mechanism=sim.mechanism,
+                title=MECHANISMS[sim.mechanism].title,
+                values=v,
+                share_within=share,
+            )
+        )
+    return out
+
+
 def _floats(a: Any) -> list[float | None]:
     """An array as JSON numbers (NaN and ±inf as null: JSON has neither, plotly draws a gap)."""
     v = np.asarray(a, dtype=float)
@@ -89,10 +134,13 @@ def distribution_patch(
     epsilon: float,
     raw: bool,
     units: Units,
+    ridges: charts.Ridges | None = None,
 ) -> Patch:
     """What changes in :func:`charts.releases_distribution` from one ε to another: each
-    ridge's x, height and shares, the x axis's range, the title and the share above each ridge."""
-    r = charts.ridges(sets, true_mean=true_mean, within=within)
+    ridge's x, height and shares, the x axis's range, the title and the share above each ridge.
+    ``ridges``: :func:`charts.ridges` of ``sets`` if already computed (:func:`frames_of` takes
+    them for many stops at once)."""
+    r = ridges if ridges is not None else charts.ridges(sets, true_mean=true_mean, within=within)
     x = _floats(r.x)
     patch: Patch = {
         "layout.title.text": charts.distribution_title(epsilon, raw=raw),
@@ -212,25 +260,34 @@ def frames_of(
     worst: list[Patch] = []
     curves: dict[float, Patch] = {}
     arrays: dict = {}  # each grouping once per m_UB, for every stop
-    for eps in stops:
-        eps = float(eps)
-        sets = release_sets(
-            [simulate(h, name, eps, m_ub, seed, n_runs, arrays) for name in chosen],
+    every = [float(e) for e in stops]
+    for at in range(0, len(every), CHUNK):
+        part = every[at : at + CHUNK]
+        sets_of = release_sets_each(
+            [
+                [simulate(h, name, eps, m_ub, seed, n_runs, arrays) for name in chosen]
+                for eps in part
+            ],
             upper=h.upper,
             true_mean=h.true_mean,
             within=within,
             raw=raw,
         )
-        if sets:
-            dist.append(
-                distribution_patch(
-                    sets, true_mean=h.true_mean, within=within, epsilon=eps, raw=raw, units=units
-                )
-            )
-            shapes.append(_structure(sets))
-        else:  # the page draws no distribution chart at all
-            dist.append(None)
-            shapes.append(None)
+        drawn = iter(
+            charts.ridges_each([s for s in sets_of if s], true_mean=h.true_mean, within=within)
+        )
+        for eps, sets in zip(part, sets_of, strict=True):
+            if sets:
+                patch = distribution_patch(
+                    sets, true_mean=h.true_mean, within=within, epsilon=eps, raw=raw,
+                    units=units, ridges=next(drawn),
+                )  # fmt: skip
+                dist.append(patch)
+                shapes.append(_structure(sets))
+            else:  # the page draws no distribution chart at all
+                dist.append(None)
+                shapes.append(None)
+    for eps, shape in zip(every, shapes, strict=True):
         upto = hx.worst_case_range(eps, target_epsilon)
         if upto not in curves:  # one or two ranges: their lists made once
             curves[upto] = worst_case_curves(curves_to(upto), target=target)
@@ -238,7 +295,7 @@ def frames_of(
             {
                 "layout.shapes[0].x0": eps,
                 "layout.shapes[0].x1": eps,
-                "layout.height": charts.distribution_height(len(sets)),
+                "layout.height": charts.distribution_height(len(shape or ())),
                 **curves[upto],
             }
         )

@@ -5,11 +5,16 @@ Two processes behind Debian's nginx. Two visitors, each held by its own process 
 ``X-Hexplorer-Upstream`` header), each upload their own file and see their own true mean on One
 hexagon: the upload (an HTTP request) reached the process that holds the visitor's websocket
 session. A third visitor, without a cookie, is given one by nginx and kept on that process.
+Streamlit's own static files (``/static/``: its JavaScript, style sheets and fonts) are answered
+by nginx itself, byte for byte the installed package's files, gzipped or not, cached a year,
+without reaching a process (no ``X-Hexplorer-Upstream``); a path there that is not such a file
+still reaches Streamlit.
 """
 
 from __future__ import annotations
 
 import contextlib
+import gzip
 import os
 import re
 import shutil
@@ -23,6 +28,8 @@ from pathlib import Path
 
 import pytest
 from browser_server import CHART, CHROMIUM, CHROMIUM_ARGS, ROOT, free_port, unavailable
+
+from dashboard.server.statics import streamlit_static
 
 ARTIFACTS = ROOT / "test-artifacts"
 NGINX = shutil.which("nginx") or "/usr/sbin/nginx"
@@ -100,10 +107,13 @@ def _class(n: int) -> Iterator[str]:
             proc.wait()
 
 
-def _own_mean(browser, url: str, name: str, speed: int, node: int | None, folder: Path):
+def _own_mean(
+    browser, url: str, name: str, speed: int, node: int | None, folder: Path, statics: list
+):
     """Upload ``name`` (every record at ``speed``) as a new visitor (on process ``node``, or
     wherever nginx sends it); (the process that answered, the cookie's process, the mean
-    shown on One hexagon). The upload's request reached the process that served the page."""
+    shown on One hexagon). The upload's request reached the process that served the page; each
+    response to a ``/static/`` request is added to ``statics`` (status, upstream, cache header)."""
     from playwright.sync_api import expect
 
     context = browser.new_context(viewport={"width": 1400, "height": 1000})
@@ -118,6 +128,19 @@ def _own_mean(browser, url: str, name: str, speed: int, node: int | None, folder
             lambda r: (
                 "/_stcore/upload_file/" in r.url
                 and uploads.append(f"{r.status} {r.headers.get('x-hexplorer-upstream')}")
+            ),
+        )
+        page.on(
+            "response",
+            lambda r: (
+                "/static/" in r.url
+                and statics.append(
+                    (
+                        r.status,
+                        r.headers.get("x-hexplorer-upstream"),
+                        r.headers.get("cache-control"),
+                    )
+                )
             ),
         )
         response = page.goto(f"{url}/data", wait_until="domcontentloaded")
@@ -152,12 +175,38 @@ def test_two_visitors_on_two_processes_each_see_their_own_upload(tmp_path):
     with _class(2) as url, sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
         try:
-            one = _own_mean(browser, url, "one.csv", 31, 1, tmp_path)
-            two = _own_mean(browser, url, "two.csv", 47, 2, tmp_path)
-            new = _own_mean(browser, url, "new.csv", 23, None, tmp_path)
+            statics: list = []
+            one = _own_mean(browser, url, "one.csv", 31, 1, tmp_path, statics)
+            two = _own_mean(browser, url, "two.csv", 47, 2, tmp_path, statics)
+            new = _own_mean(browser, url, "new.csv", 23, None, tmp_path, statics)
         finally:
             browser.close()
+        _statics_from_nginx(url)
+    assert len(statics) > 50  # Streamlit's front end: ~140 files per new browser
+    assert {s[:2] for s in statics} == {(200, None)}, set(statics)  # nginx's, not a process's
+    assert {s[2] for s in statics} == {"public, immutable, max-age=31536000"}
     assert (one[1], one[2]) == ("1", "31.000")
     assert (two[1], two[2]) == ("2", "47.000")
     assert one[0] != two[0] and one[0] and two[0]  # two processes
     assert new[1] in ("1", "2") and new[2] == "23.000"  # a cookie given, and kept to
+
+
+def _statics_from_nginx(url: str) -> None:
+    """Streamlit's entry module through nginx: the package's bytes (raw, or gzipped when asked),
+    with no process in the way; a missing file under /static/ still reaches Streamlit."""
+    with urllib.request.urlopen(f"{url}/one_hexagon", timeout=30) as resp:
+        entry = re.search(r'src="\./(static/js/index\.[\w-]+\.js)"', resp.read().decode()).group(1)
+    disk = (streamlit_static().parent / entry).read_bytes()
+    for accept in ("identity", "gzip"):
+        request = urllib.request.Request(f"{url}/{entry}", headers={"Accept-Encoding": accept})
+        with urllib.request.urlopen(request, timeout=30) as resp:
+            body, headers = resp.read(), resp.headers
+        assert headers.get("X-Hexplorer-Upstream") is None, accept
+        assert headers["Cache-Control"] == "public, immutable, max-age=31536000"
+        assert headers["Content-Type"].startswith("application/javascript")
+        if accept == "gzip":
+            assert headers["Content-Encoding"] == "gzip"
+            body = gzip.decompress(body)
+        assert body == disk, accept
+    with urllib.request.urlopen(f"{url}/static/js/no-such-file.js", timeout=30) as resp:
+        assert resp.headers["X-Hexplorer-Upstream"]  # Streamlit answers it, as without nginx

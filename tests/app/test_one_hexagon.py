@@ -298,7 +298,9 @@ def _check_worst_case(at, h, eps, m_ub, noise_measure="mean") -> None:
     bias = worstcase.bestfit_bias(h.counts, h.upper, m_ub)
     assert got["exact BestFit bias (km/h)"] == f"{bias:.4g}"
     m_eps = worstcase.m_opt(h.counts, h.upper, eps, noise_measure=noise_measure)
-    assert any(f"at m^(ε) = {m_eps}" in c.value for c in at.caption)
+    opt = worstcase.worst_case_error(h.counts, h.upper, m_eps, eps, noise_measure=noise_measure)
+    lowest = f"The lowest worst case at this ε is {float(opt.total):.4g} km/h, at m^(ε) = {m_eps}"
+    assert any(lowest in c.value for c in at.caption)
 
 
 def test_worst_case_detail_and_m_ub_controls_match_core(oracle):

@@ -62,6 +62,7 @@ def view_of(spec: DataSpec, hat_label: str, *, within: float = 1.0, raw: bool = 
     """The One-hexagon view from session state (the values the page just used); ``within`` and
     ``raw`` are the page's ±X band and raw-releases choice (its own state)."""
     ss = st.session_state
+    picked = ss[state.MECHANISMS]  # read once, not once per mechanism
     return View(
         source_kind=spec.source.kind,
         source_name=spec.source.name,
@@ -74,7 +75,7 @@ def view_of(spec: DataSpec, hat_label: str, *, within: float = 1.0, raw: bool = 
         epsilon=float(ss[state.EPSILON]),
         m_ub=int(ss[state.M_UB]),
         override=bool(ss[state.OVERRIDE_M_UB]),
-        mechanisms=tuple(n for n in MECHANISMS if n in ss[state.MECHANISMS]),
+        mechanisms=tuple(n for n in MECHANISMS if n in picked),
         noise_measure=str(ss[state.NOISE_MEASURE]),
         seed=int(ss[state.SEED]),
         n_runs=state.MC_RUNS_MANY if ss[state.MANY_RUNS] else state.MC_RUNS_DEFAULT,

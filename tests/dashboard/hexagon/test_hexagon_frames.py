@@ -300,3 +300,23 @@ def test_demo_city_patches_give_the_pages_own_figures(monkeypatch):
     )
     assert set(picked) <= set(hs.stops_with(1.0))
     assert assert_contract(doc, figures) == 2 * len(picked) ** 2
+
+
+@pytest.mark.parametrize("raw", [False, True])
+def test_release_sets_of_many_stops_are_each_stops(raw):
+    """``release_sets_each`` (the document's stops 32 at a time) gives each stop's
+    ``release_sets`` bit for bit: the same sets in order, the same releases and shares; a
+    mechanism without releases at a stop is left out there."""
+    sims = [[hx.simulate(HAT, name, e, None, 0, 400) for name in CHOSEN] for e in STOPS]
+    sims[2][1] = hx.Simulated(
+        mechanism=CHOSEN[1], estimates=None, m_ub=None, n_arrays=None,
+        noise_scale=float("nan"), note="not applicable: test",
+    )  # fmt: skip
+    args = dict(upper=HAT.upper, true_mean=HAT.true_mean, within=1.0, raw=raw)
+    got = hf.release_sets_each(sims, **args)
+    want = [hf.release_sets(s, **args) for s in sims]
+    assert [len(s) for s in got] == [len(s) for s in want] and len(got[2]) == len(CHOSEN) - 1
+    for a, b in zip((x for s in got for x in s), (x for s in want for x in s), strict=True):
+        assert (a.mechanism, a.title) == (b.mechanism, b.title)
+        assert a.values.tobytes() == b.values.tobytes()
+        assert np.float64(a.share_within).tobytes() == np.float64(b.share_within).tobytes()

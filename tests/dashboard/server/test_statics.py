@@ -138,3 +138,28 @@ def test_the_app_serves_streamlits_files_and_plotly_from_memory():
     names = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
     assert "StaticCache" in names
     assert statics.streamlit_static().is_dir()
+
+
+def test_the_mirror_for_nginx_is_the_folders_files_and_their_gzipped_copies(
+    folder, tmp_path_factory
+):
+    """``mirror`` (deploy/class.sh's nginx serves it): a link to every file, byte for byte, and a
+    gzipped copy of each compressible one beside it; made again only for another folder."""
+    dest = tmp_path_factory.mktemp("run") / "www"
+    assert statics.mirror(dest, folder) == 2
+    js, font = dest / "static" / "js" / "index.abc123.js", dest / "static" / "media" / "font.woff2"
+    assert js.read_bytes() == (folder / "js" / "index.abc123.js").read_bytes()
+    assert font.read_bytes() == (folder / "media" / "font.woff2").read_bytes()
+    assert gzip.decompress(js.with_name(js.name + ".gz").read_bytes()) == js.read_bytes()
+    assert not font.with_name(font.name + ".gz").exists()  # fonts do not compress
+    assert not (dest / "static" / "secret.txt").exists()
+    stamp = (dest / ".source").stat().st_mtime_ns
+    assert statics.mirror(dest, folder) == 2 and (dest / ".source").stat().st_mtime_ns == stamp
+    other = tmp_path_factory.mktemp("other")
+    (other / "css").mkdir(parents=True)
+    (other / "css" / "a.css").write_text("body { color: red }\n" * 50)
+    assert statics.mirror(dest, other) == 1  # another Streamlit: made again, the old files gone
+    assert sorted(p.name for p in (dest / "static").rglob("*") if p.is_file()) == [
+        "a.css",
+        "a.css.gz",
+    ]

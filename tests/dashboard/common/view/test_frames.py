@@ -208,3 +208,39 @@ def test_app_py_serves_the_frames_route():
     )
     assert done.returncode == 0, done.stderr
     assert frames.ROUTE in done.stdout.splitlines()[-1]
+
+
+def _dumps(document) -> bytes:
+    return json.dumps(document, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode()
+
+
+def test_encode_is_json_dumps_with_shared_lists_encoded_once():
+    """``encode`` walks dicts and lists of them and encodes a list held several times once:
+    the bytes are ``json.dumps``'s whatever the document's shape."""
+    x = [0.1, 1e-07, 2.5e16, -0.0, 3, None, True, "ε"]
+    patch = {"data[1].x": x, "data[2].x": x, "t": "Where · ±1 km/h", "n": 0.30000000000000004}
+    documents = [
+        {"stops": [0.01, 1.0], "charts": {"a": [patch, None, patch], "b": [None, {"k": x}]}},
+        [[x, [x, {"d": [x]}]], {}, [], [None], {"e": {}}],
+        {1: "an int key", "s": x},  # json's own rules for keys that are not str
+        {"mixed": [1, {"a": x}, 2], "tuple": (1, 2.0), "big": 10**20},
+        "ε",
+        None,
+    ]
+    for document in documents:
+        assert frames.encode(document) == _dumps(document), document
+    with pytest.raises(ValueError, match="JSON compliant"):
+        frames.encode({"a": [x, [float("nan")]]})
+    with pytest.raises(ValueError, match="JSON compliant"):
+        frames.encode({"a": [{"b": float("inf")}]})
+
+
+def test_encode_encodes_a_shared_list_once(monkeypatch):
+    """One hexagon's document holds each stop's x five times (one per ridge): encoded once."""
+    seen = []
+    dumps = frames._DUMPS
+    monkeypatch.setattr(frames, "_DUMPS", lambda value: seen.append(value) or dumps(value))
+    x = [0.5, 1.5]
+    document = {"charts": {"a": [{f"data[{i}].x": x, f"data[{i}].y": [i]} for i in range(5)]}}
+    assert frames.encode(document) == _dumps(document)
+    assert sum(v is x for v in seen) == 1
