@@ -68,16 +68,17 @@ def release_sets(
         values = hx.releases_of(sim, upper, raw=raw)
         if values is None:
             continue
-        share = float(np.mean(np.abs(values - true_mean) <= within))
-        sets.append(
-            charts.ReleaseSet(
-                mechanism=sim.mechanism,
-                title=MECHANISMS[sim.mechanism].title,
-                values=values,
-                share_within=share,
-            )
-        )
+        sets.append(_release_set(sim, values, float(np.mean(np.abs(values - true_mean) <= within))))
     return sets
+
+
+def _release_set(sim: hx.Simulated, values: np.ndarray, share: float) -> charts.ReleaseSet:
+    return charts.ReleaseSet(
+        mechanism=sim.mechanism,
+        title=MECHANISMS[sim.mechanism].title,
+        values=values,
+        share_within=share,
+    )
 
 
 def release_sets_each(
@@ -106,14 +107,7 @@ def release_sets_each(
             values[j], shares[j] = stack[row], within_share[row]
     out: list[list[charts.ReleaseSet]] = [[] for _ in sims]
     for (i, sim), v, share in zip(runs, values, shares, strict=True):
-        out[i].append(
-            charts.ReleaseSet(
-                mechanism=sim.mechanism,
-                title=MECHANISMS[sim.mechanism].title,
-                values=v,
-                share_within=share,
-            )
-        )
+        out[i].append(_release_set(sim, v, share))
     return out
 
 
