@@ -400,25 +400,25 @@ with ui.errors_shown():  # a HexplorerError becomes a message, not a traceback
             spec, slot, day, noise_measure, plan_mechanism, target, cs.COVERAGE_EPSILONS
         )
     loss_at = planned.user_loss
-    cols = st.columns(4)
-    cols[0].metric(
+    plan_cols = st.columns(4)
+    plan_cols[0].metric(
         f"ε for {coverage:.0%} within ±{target:g} {u.value}",
         "–" if planned.epsilon is None else f"{planned.epsilon:.4g}",
         help="The smallest ε per hexagon at which that share of hexagons has worst-case "
         "error within the target (core.plan.city_plan; `hexplorer plan --all`).",
     )
-    cols[1].metric(
+    plan_cols[1].metric(
         "Hexagons within target at it",
         f"{planned.hats_reaching:,} of {planned.hats_total:,}",
     )
-    cols[2].metric(
+    plan_cols[2].metric(
         f"Per-{u.user} loss ε·max G_ℓ",
         "–" if loss_at is None else f"{loss_at.by_users:,.3g}",
         help="Basic composition would charge G·ε "
         + ("" if loss_at is None else f"= {loss_at.basic:,.3g}")
         + " ([2], Theorem II.3).",
     )
-    cols[3].metric(
+    plan_cols[3].metric(
         f"Per-{u.user} loss after CHOP-USER K·ε",
         "–" if loss_at is None or loss_at.after_chop is None else f"{loss_at.after_chop:,.3g}",
         help="K after CHOP-USER's suppression run at the planned ε (SPEC section 5).",

@@ -35,14 +35,19 @@ from __future__ import annotations
 import functools
 import inspect
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import streamlit as st
 
 from core.mechanisms import MECHANISMS, RULES
 from dashboard.common.source import limits
 
-T = TypeVar("T", bound=type)
+
+class _Keyed(Protocol):
+    def key(self) -> Any: ...
+
+
+T = TypeVar("T", bound=type[_Keyed])
 
 HASH_FUNCS: dict[Any, Callable[[Any], Any]] = {}
 """How cached functions hash the :func:`keyed` classes (filled as they are defined)."""

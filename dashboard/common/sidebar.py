@@ -203,7 +203,9 @@ def _kept_upload(upload) -> tuple[Source | None, str | None]:
     return Source(kind="upload", name=kept["name"], digest=kept["digest"], payload=payload), None
 
 
-def _column_widgets(source: Source) -> tuple[tuple[str, ...] | None, str | None, str | None]:
+def _column_widgets(
+    source: Source,
+) -> tuple[tuple[str, str, str, str, str] | None, str | None, str | None]:
     """The chosen columns, or None with an error (unreadable file) or a prompt (a role no
     column name gave away)."""
     try:
@@ -254,7 +256,8 @@ def _column_widgets(source: Source) -> tuple[tuple[str, ...] | None, str | None,
                 "sidebar (Columns): no column name gave it away."
             ),
         )
-    return tuple(chosen), None, None
+    user, lat, lon, time, value = chosen  # one per role, in ROLE_LABELS' order
+    return (user, lat, lon, time, value), None, None
 
 
 def _units_widgets(source: Source | None, columns: tuple[str, ...] | None) -> None:

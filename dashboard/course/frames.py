@@ -101,6 +101,7 @@ def releases_document(
     patches = []
     for e in stops:
         values, s = cc.share_of(h, float(e), within, seed)
+        assert s.share_within is not None  # asked for: a share within ±within
         patches.append(
             releases_patch(values, epsilon=float(e), share=s.share_within, within=within, u=u)
         )

@@ -25,8 +25,8 @@ class StepText:
     accepted: str  # what the check accepts
 
 
-def _eps(x: float) -> str:
-    return f"{x:.4g}"
+def _eps(x: float | int | str) -> str:
+    return f"{float(x):.4g}"
 
 
 def text(a: Answer, u: Units) -> StepText:

@@ -99,7 +99,7 @@ def release_sets_each(
     values: list[Any] = [None] * len(runs)
     shares: list[float] = [0.0] * len(runs)
     for at in by_length.values():
-        stack = np.stack([runs[j][1].estimates for j in at])
+        stack = np.stack([np.asarray(runs[j][1].estimates) for j in at])
         if not raw:  # np.stack made a copy: raw releases are the simulation's numbers as they are
             stack = clamp_mean(stack, upper)
         within_share = np.mean(np.abs(stack - true_mean) <= within, axis=1).tolist()

@@ -17,7 +17,7 @@ import copy
 import hashlib
 import json
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 import h3
 import numpy as np
@@ -114,7 +114,7 @@ def records(base: pd.DataFrame, styled: Styled, texts: dict, *, draw: Draw = "bo
     fill, code = styled.fill[:, :3].tolist(), styled.code.tolist()
     cells = base["cell"].tolist()
     text_columns = [np.asarray(v).tolist() for v in texts.values()]
-    tokens = {
+    tokens: dict[str, Any] = {
         "geometry": fingerprint("\n".join(cells)),
         "colours": fingerprint(styled.fill[:, :3].astype(np.uint8), styled.code.astype(np.int8)),
     }

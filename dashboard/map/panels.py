@@ -456,8 +456,11 @@ def split_view(spec: DataSpec, slot: str) -> None:
         elif mode == "adaptive":
             adaptive.levels_slider(spec, "Coarsest resolution of B", split=True)
         else:
-            st.selectbox("m_UB rule of A", list(ms.RULES), format_func=ms.RULES.get, key=ms.RULE_A)
-            st.selectbox("m_UB rule of B", list(ms.RULES), format_func=ms.RULES.get, key=ms.RULE_B)
+            rules = list(ms.RULES)
+            for side, key in (("A", ms.RULE_A), ("B", ms.RULE_B)):
+                st.selectbox(
+                    f"m_UB rule of {side}", rules, format_func=ms.RULES.__getitem__, key=key
+                )
     c[2].radio(
         "Show", options=list(ms.SPLIT_SHOWS), format_func=SHOW_LABELS.__getitem__, key=ms.SPLIT_SHOW
     )

@@ -240,16 +240,16 @@ with ui.errors_shown(), compute.server_paths_hidden(book):
 
     # --- The ledger -------------------------------------------------------------------------
     st.subheader("The ledger")
-    m = st.columns(5)
-    m[0].metric("Releases", f"{summary.releases:,}")
-    m[1].metric(u.users.capitalize(), f"{summary.users:,}")
-    m[2].metric(f"Largest ε of a {u.user}", f"{summary.max_user_epsilon:g}")
-    m[3].metric(
+    ledger_cols = st.columns(5)
+    ledger_cols[0].metric("Releases", f"{summary.releases:,}")
+    ledger_cols[1].metric(u.users.capitalize(), f"{summary.users:,}")
+    ledger_cols[2].metric(f"Largest ε of a {u.user}", f"{summary.max_user_epsilon:g}")
+    ledger_cols[3].metric(
         f"Budget (ε per {u.user})", "none" if summary.budget is None else f"{summary.budget:g}",
         help=f"The operator's budget for namespace {namespace!r} (hexplorer ledger set-budget): "
         "no one passes it; the dashboard never changes it.",
     )  # fmt: skip
-    m[4].metric("Near the budget (≥ 90%)", f"{summary.users_near_budget:,}")
+    ledger_cols[4].metric("Near the budget (≥ 90%)", f"{summary.users_near_budget:,}")
     ui.chart(
         charts.user_epsilon_histogram(
             book.user_epsilons(namespace),

@@ -205,9 +205,9 @@ class ModulePreload:
             html = gzip.decompress(bytes(body)) if raw == b"gzip" else bytes(body)
             page = with_links(html, names, style_names())  # sent uncompressed: a few kB
             drop = {b"content-length", b"content-encoding"}
-            headers = [(k, v) for k, v in start.get("headers", []) if k not in drop]
-            headers.append((b"content-length", str(len(page)).encode()))
-            await send({**start, "headers": headers})
+            sent = [(k, v) for k, v in start.get("headers", []) if k not in drop]
+            sent.append((b"content-length", str(len(page)).encode()))
+            await send({**start, "headers": sent})
             await send({"type": "http.response.body", "body": page, "more_body": False})
 
         await self.app(scope, receive, send_html)

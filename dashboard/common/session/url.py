@@ -216,13 +216,15 @@ _ENCODED = (
 """The session keys :func:`encode` reads."""
 
 
-def encode(ss: Mapping[str, Any]) -> dict[str, str]:
+def encode(ss: Mapping[Any, Any]) -> dict[str, str]:
     """The query parameters of the current view (the inverse of :func:`parse`).
 
     >>> encode({state.SOURCE: "demo", state.EPSILON: 0.5, state.MECHANISMS: ["levy"]})
     {'source': 'demo', 'eps': '0.5', 'mech': 'levy'}
     """
-    v = {key: ss.get(key) for key in _ENCODED}  # each read once: a session-state read is not free
+    v: dict[str, Any] = {
+        key: ss.get(key) for key in _ENCODED
+    }  # each read once: a session-state read is not free
     out: dict[str, str] = {}
     source = v[state.SOURCE]
     if source in SOURCES:

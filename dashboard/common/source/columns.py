@@ -113,21 +113,21 @@ def detect_columns(names: Iterable[str]) -> dict[str, str | None]:
     found: dict[str, str | None] = dict.fromkeys(CANDIDATES)
     for role, candidates in CANDIDATES.items():
         for candidate in candidates:
-            name = by_norm.get(candidate)
-            if name is not None and name not in used:
-                found[role] = name
-                used.add(name)
+            hit = by_norm.get(candidate)
+            if hit is not None and hit not in used:
+                found[role] = hit
+                used.add(hit)
                 break
     for role, words in FALLBACK_WORDS.items():
         if found[role] is not None:
             continue
         for word in words:
-            name = next(
+            hit = next(
                 (n for n in names if n not in used and word in normalise(n).split("_")), None
             )
-            if name is not None:
-                found[role] = name
-                used.add(name)
+            if hit is not None:
+                found[role] = hit
+                used.add(hit)
                 break
     return found
 

@@ -67,7 +67,7 @@ def _read(base: Path, columns: ColumnMap, config: PrepConfig) -> Prepared | None
     return Prepared(summaries=summaries, report=report, config=config, columns=columns)
 
 
-def _write_atomically(path: Path, write: Callable[[str], None]) -> None:
+def _write_atomically(path: Path, write: Callable[[str], object]) -> None:
     handle, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
     os.close(handle)
     try:
