@@ -68,20 +68,11 @@ def clamp_epsilon(value: float) -> float:
     return float(min(max(float(value), EPSILON_MIN), EPSILON_MAX))
 
 
-def _put(key: str, value: float) -> None:
-    """``session_state[key] = value`` only when it differs: a widget's value set from code is a
-    one-shot effect the browser applies by rebuilding that widget (Streamlit does not reuse the
-    element), on every ε step for nothing when the value is the one it already shows."""
-    ss = st.session_state
-    if key not in ss or ss[key] != value:
-        ss[key] = value
-
-
 def set_epsilon(value: float) -> None:
     """Make ``value`` the ε of every view (use from callbacks, before the widgets are drawn)."""
     eps = clamp_epsilon(value)
     for key in (state.EPSILON, EPSILON_SLIDER, EPSILON_EXACT):
-        _put(key, eps)
+        state.put(key, eps)
 
 
 def on_slider() -> None:
@@ -107,5 +98,5 @@ def init_epsilon() -> float:
     except (TypeError, ValueError):
         eps = 1.0
     for key in (state.EPSILON, EPSILON_SLIDER, EPSILON_EXACT):
-        _put(key, eps)
+        state.put(key, eps)
     return eps

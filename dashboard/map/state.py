@@ -103,16 +103,12 @@ def init() -> None:
 
 
 def bind() -> None:
-    """Set the Map's ε, mechanism and target widgets from the shared values, each only when it
-    differs (or the widget has none): a widget's value set from code is a one-shot effect the
-    browser applies by rebuilding the widget, and set on every run it made every ε step re-send
-    the slider, the mechanism and the target "set" and the browser rebuild all three, for the
-    values they already showed."""
-    ss = st.session_state
-    for widget, shared in ((EPSILON, state.EPSILON), (MECHANISM, state.MECHANISM),
-                           (TARGET, state.TARGET)):  # fmt: skip
-        if widget not in ss or ss[widget] != ss[shared]:
-            state.mirror(widget, shared)
+    """Set the Map's ε, mechanism and target widgets from the shared values (each only when it
+    differs, :func:`dashboard.common.session.state.mirror`: set on every run, every ε step
+    re-sent all three and the browser rebuilt them)."""
+    state.mirror(EPSILON, state.EPSILON)
+    state.mirror(MECHANISM, state.MECHANISM)
+    state.mirror(TARGET, state.TARGET)
 
 
 def on_epsilon() -> None:

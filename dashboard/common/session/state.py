@@ -137,10 +137,20 @@ PERSISTENT_WIDGETS: tuple[str, ...] = (
 )
 
 
+def put(key: str, value: Any) -> None:
+    """``session_state[key] = value`` only when it differs (or ``key`` has none): a widget's
+    value set from code is a one-shot effect the browser applies by rebuilding that widget
+    (Streamlit does not reuse the element), for nothing when it is the value already shown."""
+    ss = st.session_state
+    if key not in ss or ss[key] != value:
+        ss[key] = value
+
+
 def mirror(widget_key: str, shared_key: str) -> None:
     """Give a widget the value of a shared key (before it is drawn): several widgets on several
-    pages show one value, kept under ``shared_key`` (see :func:`push`)."""
-    st.session_state[widget_key] = st.session_state[shared_key]
+    pages show one value, kept under ``shared_key`` (see :func:`push`). Set only when it
+    differs (:func:`put`)."""
+    put(widget_key, st.session_state[shared_key])
 
 
 def push(widget_key: str, shared_key: str) -> None:
