@@ -41,6 +41,7 @@ def worst_case(eps: float) -> go.Figure:
 
 
 def _picked(eps: float) -> None:
+    print(f"picked {eps:g}", flush=True)  # the test reads the server's log: the run has begun
     time.sleep(SLOW_S)  # the rerun comes late: the charts must not wait for it
     st.session_state["eps"] = eps
 
@@ -61,6 +62,8 @@ def view() -> None:
             on_change=_picked,
         )
     st.markdown(f"server ε = {eps:g}; fragment runs {ss['fragment_runs']}")
+    ss["drawn"] = [*ss.get("drawn", []), f"{eps:g}"]  # every ε a run drew, in order
+    st.markdown(f"server drew {' → '.join(ss['drawn'])}")
     ui.chart(distribution(eps), key="distribution", frames=FRAMES, group=GROUP, stop=eps)
     ui.chart(worst_case(eps), key="worst_case_vs_epsilon", frames=FRAMES, group=GROUP, stop=eps)
 

@@ -123,8 +123,11 @@ def _add_to_deck(page, expect, title: str, note: str) -> None:
     sidebar = page.locator('[data-testid="stSidebar"]')
     sidebar.get_by_role("button", name=re.compile("Add this view to the deck")).click()
     pop = page.locator('[data-testid="stPopoverBody"]')
+    expect(pop.get_by_label("Title")).to_be_visible(timeout=TIMEOUT)
+    wait_idle(page)  # a rerun still drawing the sidebar would redraw the popover under a click
     pop.get_by_label("Title").fill(title)
     pop.get_by_label("One-line note").fill(note)
+    wait_idle(page)
     pop.get_by_role("button", name="Add to the deck").click()
     expect(page.get_by_text(f"Added “{title}”")).to_be_visible(timeout=TIMEOUT)
     page.keyboard.press("Escape")
