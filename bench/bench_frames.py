@@ -19,13 +19,10 @@ import os
 import statistics
 import time
 
-from dashboard.common.session import state
 from dashboard.common.sidebar import default_spec
 from dashboard.common.source import compute
-from dashboard.common.source.units import Units
 from dashboard.common.view.frames import encode
 from dashboard.hexagon import frames as hf
-from dashboard.hexagon import state as hs
 
 
 def main() -> None:
@@ -35,20 +32,7 @@ def main() -> None:
     args = ap.parse_args()
     spec = default_spec()
     hat = args.hat or str(compute.hats(spec)["hat"].iloc[0])
-    d = state.DEFAULTS
-    kwargs = dict(
-        stops=hs.stops_with(1.0),
-        chosen=tuple(d[state.MECHANISMS]),
-        m_ub=None,
-        seed=int(d[state.SEED]),
-        n_runs=state.MC_RUNS_DEFAULT,
-        within=hs.DEFAULT_WITHIN,
-        raw=False,
-        units=Units(),
-        noise_measure=str(d[state.NOISE_MEASURE]),
-        target=None,
-        target_mechanism=str(hs.DEFAULTS[hs.TARGET_MECHANISM]),
-    )
+    kwargs = hf.new_visitor(1.0)
     compute.hat(spec, hat)  # the data's caches, as a page run has them
     cpu, wall, body = [], [], b""
     for _ in range(args.rounds):

@@ -17,9 +17,9 @@ usual stops the worst-case chart's patch is its ε line alone. The stops are tak
 and their ridges in one numpy pass (:func:`charts.ridges_each
 <dashboard.hexagon.ridges.ridges_each>`), the same numbers as stop by stop.
 
-The page should build its distribution chart's sets with :func:`release_sets` too (today it
-repeats the same lines; the contract test compares the page's own figures, so a difference
-fails it).
+The page builds its distribution chart's sets with :func:`release_sets` too, and the contract
+test compares the page's own figures with the document's patches. :func:`new_visitor` gives the
+document's arguments for a new visitor's view (the benchmark's and the pinned test's).
 
 The page calls :func:`hexagon_frames_url` on each run; the document is computed on the first GET
 of that path, in a worker thread (:mod:`dashboard.common.view.frames`).
@@ -39,12 +39,14 @@ import pandas as pd
 from core.hat import HatData
 from core.mechanisms import MECHANISMS, RULES
 from core.postprocess import clamp_mean
+from dashboard.common.session import state
 from dashboard.common.source import compute
 from dashboard.common.source.compute import DataSpec
 from dashboard.common.source.units import Units
 from dashboard.common.view import frames
 from dashboard.hexagon import charts
 from dashboard.hexagon import compute as hx
+from dashboard.hexagon import state as hs
 
 DISTRIBUTION = "chart_distribution"
 WORST_CASE = "chart_worst_case_vs_epsilon"
@@ -222,6 +224,26 @@ def document(
         target=target,
         target_epsilon=target_eps,
         curves_to=lambda upto: hx.worst_case_vs_epsilon(spec, hat, noise_measure, upto),
+    )
+
+
+def new_visitor(epsilon: float = 1.0) -> dict[str, Any]:
+    """:func:`document`'s arguments (all but the data and the HAT) for the view a new visitor
+    sees at ``epsilon``: the sidebar's and One hexagon's defaults, the mechanisms in the
+    registry's order as the page takes them, no m_UB override, no target."""
+    d = state.DEFAULTS
+    return dict(
+        stops=hs.stops_with(epsilon),
+        chosen=tuple(n for n in MECHANISMS if n in d[state.MECHANISMS]),
+        m_ub=None,
+        seed=int(d[state.SEED]),
+        n_runs=state.MC_RUNS_DEFAULT,
+        within=hs.DEFAULT_WITHIN,
+        raw=False,
+        units=Units(),
+        noise_measure=str(d[state.NOISE_MEASURE]),
+        target=None,
+        target_mechanism=str(hs.DEFAULTS[hs.TARGET_MECHANISM]),
     )
 
 

@@ -16,8 +16,6 @@ import json
 
 import pytest
 
-from core.mechanisms import MECHANISMS
-from dashboard.common.session import state
 from dashboard.common.sidebar import default_spec
 from dashboard.common.source import compute
 from dashboard.common.source.units import Units
@@ -25,7 +23,6 @@ from dashboard.common.view import frames
 from dashboard.hexagon import charts
 from dashboard.hexagon import compute as hx
 from dashboard.hexagon import frames as hf
-from dashboard.hexagon import state as hs
 from tests.frames_checks import encoded
 
 
@@ -40,20 +37,7 @@ def view() -> tuple:
 
 
 def defaults() -> dict:
-    d = state.DEFAULTS
-    return dict(
-        stops=hs.stops_with(1.0),
-        chosen=tuple(n for n in MECHANISMS if n in d[state.MECHANISMS]),
-        m_ub=None,
-        seed=int(d[state.SEED]),
-        n_runs=state.MC_RUNS_DEFAULT,
-        within=hs.DEFAULT_WITHIN,
-        raw=False,
-        units=Units(),
-        noise_measure=str(d[state.NOISE_MEASURE]),
-        target=None,
-        target_mechanism=str(hs.DEFAULTS[hs.TARGET_MECHANISM]),
-    )
+    return hf.new_visitor(1.0)
 
 
 OTHER = dict(
