@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 import struct
+import time
 from pathlib import Path
 
 import pytest
@@ -308,8 +309,10 @@ def test_the_epsilon_slider_in_a_users_hands(server, tmp_path):
         expect(
             page.get_by_text(re.compile(r"^How far off will a release be\? ε = 1\.2,"))
         ).to_be_visible(timeout=60_000)
-        expect(page.get_by_role("spinbutton", name="Exact ε")).to_have_value("1.2")
-        expect(page).to_have_url(re.compile(r"[?&]eps=1\.2(&|$)"))
+        # (Playwright's 5 s default is too short on a loaded machine: the run drew the headline
+        # first; the box and the URL follow it.)
+        expect(page.get_by_role("spinbutton", name="Exact ε")).to_have_value("1.2", timeout=60_000)
+        expect(page).to_have_url(re.compile(r"[?&]eps=1\.2(&|$)"), timeout=60_000)
 
         # The report at once after a step: the stop the slider shows, not the server's last.
         assert step_epsilon(page, "ArrowRight") == "1.3"
@@ -354,8 +357,12 @@ def test_a_tap_then_a_page_link_at_once_opens_the_next_page_whole(server):
         expect(headline).to_be_visible(timeout=60_000)
         thumb = epsilon_thumb(page)
         thumb.focus()
+        start = time.perf_counter()
         thumb.press("ArrowRight")  # 1.1, pending for 300 ms
         page.get_by_role("link", name="Map", exact=True).click()
+        # On a loaded machine the click may come after the pause: 1.1 is then sent, and taken,
+        # before the Map opens. Within it (both done in less than the pause), it is dropped.
+        within = time.perf_counter() - start < 0.3
         expect(page.get_by_text("Selected HAT:")).to_be_visible(timeout=120_000)
         expect(page.locator('[data-testid="stDeckGlJsonChart"]').first).to_be_visible(
             timeout=120_000
@@ -364,6 +371,9 @@ def test_a_tap_then_a_page_link_at_once_opens_the_next_page_whole(server):
         assert page.locator('[data-testid="stException"]').count() == 0
         expect(page.get_by_text("Selected HAT:")).to_be_visible()
         page.get_by_role("link", name="One hexagon", exact=True).click()
-        expect(headline).to_be_visible(timeout=120_000)  # the ε the server had
+        had = r"1" if within else r"1(\.1)?"  # the ε the server had
+        expect(
+            page.get_by_text(re.compile(rf"^How far off will a release be\? ε = {had},"))
+        ).to_be_visible(timeout=120_000)
         assert page.locator('[data-testid="stException"]').count() == 0
         assert errors == []
