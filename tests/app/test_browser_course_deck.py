@@ -120,15 +120,25 @@ def _check_and_next(page, expect, step: int) -> None:
 
 
 def _add_to_deck(page, expect, title: str, note: str) -> None:
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
     sidebar = page.locator('[data-testid="stSidebar"]')
-    sidebar.get_by_role("button", name=re.compile("Add this view to the deck")).click()
     pop = page.locator('[data-testid="stPopoverBody"]')
-    expect(pop.get_by_label("Title")).to_be_visible(timeout=TIMEOUT)
-    wait_idle(page)  # a rerun still drawing the sidebar would redraw the popover under a click
-    pop.get_by_label("Title").fill(title)
-    pop.get_by_label("One-line note").fill(note)
-    wait_idle(page)
-    pop.get_by_role("button", name="Add to the deck").click()
+    for _ in range(3):  # on a loaded machine the popover was seen to close again by itself
+        wait_idle(page)  # a rerun still drawing the sidebar would redraw it under a click
+        if not pop.get_by_label("Title").is_visible():
+            sidebar.get_by_role("button", name=re.compile("Add this view to the deck")).click()
+        expect(pop.get_by_label("Title")).to_be_visible(timeout=TIMEOUT)
+        wait_idle(page)
+        try:
+            pop.get_by_label("Title").fill(title, timeout=20_000)
+            pop.get_by_label("One-line note").fill(note, timeout=20_000)
+            pop.get_by_role("button", name="Add to the deck").click(timeout=20_000)
+            break
+        except PlaywrightTimeout:
+            continue
+    else:
+        raise AssertionError("the deck's popover closed three times before its form was sent")
     expect(page.get_by_text(f"Added “{title}”")).to_be_visible(timeout=TIMEOUT)
     page.keyboard.press("Escape")
     wait_idle(page)

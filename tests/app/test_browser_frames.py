@@ -104,15 +104,21 @@ def test_the_charts_follow_the_slider_before_the_rerun(server):
         # The key held down for two steps left: one rerun, after the pause (the key still
         # held); stop 0.5's distribution patch is null (the chart keeps stop 1's until the
         # rerun), its worst-case line moves; releasing the key then sends nothing more.
+        start = time.perf_counter()
         page.keyboard.down("ArrowLeft")
         page.keyboard.down("ArrowLeft")  # a repeat
+        # Both within the pause: one rerun. On a loaded machine the repeat can come after it:
+        # stop 1 is then rightly sent first (two reruns).
+        runs = "3" if time.perf_counter() - start < 0.25 else "[34]"
+        at_half = re.compile(rf"^server ε = 0\.5; fragment runs {runs}$")
         shown = _until(page, "s.line === 0.5")
         assert shown["title"].endswith("= 1") and "server ε = 2;" in shown["text"], shown
-        expect(page.get_by_text("server ε = 0.5; fragment runs 3")).to_be_visible(timeout=30_000)
+        expect(page.get_by_text(at_half)).to_be_visible(timeout=30_000)
         page.keyboard.up("ArrowLeft")
         _until(page, "s.title.endsWith('= 0.5')", timeout=10_000)  # the rerun's figure
+        done = page.get_by_text(at_half).inner_text()
         page.wait_for_timeout(2_500)
-        expect(page.get_by_text("server ε = 0.5; fragment runs 3")).to_be_visible()
+        expect(page.get_by_text(done, exact=True)).to_be_visible()  # nothing more was sent
 
         # A value the server sets is shown by the slider.
         page.get_by_role("button", name="Set ε = 4 from the server").click()

@@ -343,11 +343,26 @@ def _upload_note() -> None:
         ss[LINK_FILE] = None
 
 
+WROTE = "_url_wrote"
+"""Whether the last run put into the URL parameters other than those its request came with."""
+
+
 def write() -> None:
-    """Put the current view's parameters into the URL (only when they changed)."""
-    params = encode(st.session_state)
-    if st.query_params.to_dict() != params:
+    """Put the current view's parameters into the URL: when they differ from the URL the run's
+    request came with, and once more in the run after such a write.
+
+    The request's URL can be older than the browser's: a run that changed the URL (ε 1.3 from
+    the slider's earlier stop) may reach the browser after the next request left it, carrying
+    the URL the slider had already set (ε 1.2). That next run then finds its parameters equal
+    to its request's and wrote nothing, and the browser kept 1.3 while showing 1.2: a link or a
+    reload gave the other ε. Written again, its message is the last the browser receives.
+    """
+    ss = st.session_state
+    params = encode(ss)
+    differs = st.query_params.to_dict() != params
+    if differs or ss.get(WROTE):
         st.query_params.from_dict(params)
+    ss[WROTE] = differs
 
 
 def current_link(url_path: str = "") -> str:

@@ -196,6 +196,20 @@ export default function (component) {
 // server has it and the page is idle (the download button then made by that rerun).
 const IDLE = '[data-testid="stStatusWidgetRunningIcon"], '
   + '[data-testid="stStatusWidgetRunningManIcon"], [data-stale="true"]';
+// Streamlit marks each change of its run state on the page's timeline (performance.mark of
+// "running", "notRunning", "rerunRequested", once the change is rendered). The run that took
+// the stop has ended, its last element drawn, when "notRunning" is the latest: the status icon
+// and stale elements can lag behind on a loaded machine, and a click replayed then got the
+// download button of the run before (the report of the previous ε). No marks at all (another
+// Streamlit): the icons alone decide.
+const lastMark = (name) => {
+  const m = performance.getEntriesByName(name, "mark");
+  return m.length ? m[m.length - 1].startTime : -1;
+};
+const runEnded = () => {
+  const end = lastMark("notRunning");
+  return end >= lastMark("running") && end >= lastMark("rerunRequested");
+};
 function holdDownloads(root, s) {
   const h = window.__hexplorerHold || (window.__hexplorerHold = {sliders: new Set(),
     held: null, wired: false});
@@ -224,7 +238,10 @@ function release() {
     const held = h.held;
     if (!held) return;
     if ([...h.sliders].some((t) => t.root.isConnected && !t.caughtUp())) return;  // next render
-    if (document.querySelector(IDLE) && Date.now() < held.until) { setTimeout(poll, 100); return; }
+    if ((!runEnded() || document.querySelector(IDLE)) && Date.now() < held.until) {
+      setTimeout(poll, 100);
+      return;
+    }
     h.held = null;
     const again = (held.key && document.querySelector("." + held.key + " button")) || held.button;
     if (!again.isConnected) return;

@@ -98,3 +98,38 @@ def test_the_modules_examples_run():
     import doctest
 
     assert doctest.testmod(url).failed == 0
+
+
+class _Params:
+    """``st.query_params`` as a run sees it: the URL its request came with; what it writes."""
+
+    def __init__(self, request: dict[str, str]) -> None:
+        self.request, self.written = dict(request), []
+
+    def to_dict(self) -> dict[str, str]:
+        return dict(self.request)
+
+    def from_dict(self, params: dict[str, str]) -> None:
+        self.written.append(dict(params))
+        self.request = dict(params)
+
+
+def test_the_run_after_a_write_writes_again(monkeypatch):
+    """Quick ε taps on a loaded machine: the run for 1.3 (its request came with the URL of 1.1)
+    writes eps=1.3, and its message reaches the browser after the next request left carrying
+    the slider's own URL, eps=1.2. The run for 1.2 finds its URL equal to its request's: written
+    anyway, once, so the browser's last word is 1.2; the run after that writes nothing."""
+    from types import SimpleNamespace
+
+    session: dict = {}
+    fake = SimpleNamespace(session_state=session, query_params=None)
+    monkeypatch.setattr(url, "st", fake)
+    monkeypatch.setattr(url, "encode", lambda ss: {"eps": ss["eps"]})
+    runs = [("1.1", "1.3"), ("1.2", "1.2"), ("1.2", "1.2")]  # (the request's URL, the view)
+    written = []
+    for request, view in runs:
+        fake.query_params = _Params({"eps": request})
+        session["eps"] = view
+        url.write()
+        written.append(fake.query_params.written)
+    assert written == [[{"eps": "1.3"}], [{"eps": "1.2"}], []]
