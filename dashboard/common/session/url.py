@@ -222,9 +222,8 @@ def encode(ss: Mapping[Any, Any]) -> dict[str, str]:
     >>> encode({state.SOURCE: "demo", state.EPSILON: 0.5, state.MECHANISMS: ["levy"]})
     {'source': 'demo', 'eps': '0.5', 'mech': 'levy'}
     """
-    v: dict[str, Any] = {
-        key: ss.get(key) for key in _ENCODED
-    }  # each read once: a session-state read is not free
+    # each read once: a session-state read is not free
+    v: dict[str, Any] = {key: ss.get(key) for key in _ENCODED}
     out: dict[str, str] = {}
     source = v[state.SOURCE]
     if source in SOURCES:

@@ -280,24 +280,13 @@ def test_demo_city_patches_give_the_pages_own_figures(monkeypatch):
         entry = frames.STORE.entry(urls.pop().removeprefix(frames.PREFIX).removesuffix(".json"))
         assert entry is not None
         assert assert_contract(sent(entry.compute()), figures) == 2 * len(picked) ** 2
-    chosen = tuple(n for n in MECHANISMS if n in ss[state.MECHANISMS])
-    doc = sent(
-        hf.document(
-            default_spec(),
-            ss[state.HAT],
-            stops=picked,  # a few of the slider's 271 stops: the same patches, quicker
-            chosen=chosen,
-            m_ub=None,
-            seed=int(ss[state.SEED]),
-            n_runs=state.MC_RUNS_DEFAULT,
-            within=hs.DEFAULT_WITHIN,
-            raw=False,
-            units=Units(),
-            noise_measure=str(ss[state.NOISE_MEASURE]),
-            target=None,
-            target_mechanism=str(ss[hs.TARGET_MECHANISM]),
-        )
-    )
+    # The page's view is a new visitor's: the arguments hf.new_visitor gives are the session's.
+    args = {**hf.new_visitor(1.0), "stops": picked}  # a few of the 271 stops: the same patches
+    assert args["chosen"] == tuple(n for n in MECHANISMS if n in ss[state.MECHANISMS])
+    assert (args["seed"], args["noise_measure"], args["target_mechanism"]) == (
+        int(ss[state.SEED]), str(ss[state.NOISE_MEASURE]), str(ss[hs.TARGET_MECHANISM])
+    )  # fmt: skip
+    doc = sent(hf.document(default_spec(), ss[state.HAT], **args))
     assert set(picked) <= set(hs.stops_with(1.0))
     assert assert_contract(doc, figures) == 2 * len(picked) ** 2
 
