@@ -32,6 +32,7 @@ __all__ = [
     "aggregate",
     "aggregate_fixed",
     "cell_ids_of",
+    "check_most_records",
     "combine_fixed",
     "fixed_shifts",
     "fixed_value",
@@ -255,11 +256,8 @@ def _grouped(
 
 def from_fixed(agg: pl.DataFrame, shift_s: int, shift_q: int) -> pl.DataFrame:
     """Fixed-point sums back to float64 (exact: a power-of-two scale); checks the m limit."""
-    if agg.height and int(agg.get_column("m").max()) >= 2**_SPARE_BITS:  # type: ignore[arg-type]
-        raise HexplorerError(
-            f"A user has more than {2**_SPARE_BITS:,} records in one HAT; that is beyond this "
-            "tool's exact aggregation (use shorter timeslots)."
-        )
+    if agg.height:
+        check_most_records(int(agg.get_column("m").max()))  # type: ignore[arg-type]
     return agg.with_columns(
         (pl.col("s").cast(pl.Float64) * 2.0**-shift_s).alias("s"),
         (pl.col("q").cast(pl.Float64) * 2.0**-shift_q).alias("q"),
@@ -268,6 +266,15 @@ def from_fixed(agg: pl.DataFrame, shift_s: int, shift_q: int) -> pl.DataFrame:
 
 _FIXED_BITS = 40
 _SPARE_BITS = 63 - _FIXED_BITS - 1
+
+
+def check_most_records(m: int) -> None:
+    """Refuse (one line) a user with more records in one HAT than the fixed-point sums hold."""
+    if m >= 2**_SPARE_BITS:
+        raise HexplorerError(
+            f"A user has more than {2**_SPARE_BITS:,} records in one HAT; that is beyond this "
+            "tool's exact aggregation (use shorter timeslots)."
+        )
 
 
 def _exponent(x: float) -> int:

@@ -1,7 +1,8 @@
 """The packed-key aggregation of :mod:`core.data.aggregation`: (cell, slot, user) packed into one
 uint64 per row (:func:`_packed`), sorted with the row numbers in its low bits
 (:func:`_sort_keys`), summed over runs of equal keys (:func:`_sums_by_sort`) and decoded back
-into columns (:func:`_unpacked`).
+into columns (:func:`_unpacked`); :class:`SortedRuns` keeps the sorted records and sums them
+a slice of runs at a time.
 
 At 10⁷ rows each array is 80 MB of pages the kernel zeroes on first touch, and that, more than
 the arithmetic, is what these steps cost: they work in place, in as few arrays as they can.
@@ -14,7 +15,7 @@ from typing import cast
 import numpy as np
 import polars as pl
 
-__all__ = ["sorted_u64"]
+__all__ = ["SortedRuns", "sorted_u64"]
 
 
 def sorted_u64(values: np.ndarray) -> np.ndarray:
@@ -92,6 +93,103 @@ def _sums_by_sort(
         sums = {"m": m} | sums
     keys = _unpacked(k, decode, bits, text_ids, in_place=True)  # k: nothing reads it again
     return keys.with_columns(pl.Series(c, v, dtype=pl.Int64) for c, v in sums.items())
+
+
+class SortedRuns:
+    """Records sorted by their packed key, summed run by run when asked: the summaries of
+    :func:`_sums_by_sort` (records, at ``shifts``) made ``WRITE_ROWS`` rows at a time, so a
+    writer can compress one row group while the next is being summed
+    (:func:`core.data.stream.write_aggregate`). Row for row the same integers as
+    :func:`_sums_by_sort`'s frame: the same arithmetic on the same values, summed over the
+    same runs.
+
+    >>> f = pl.DataFrame({"cell": [9, 7, 9, 7], "slot": [1, 1, 1, 1], "user": ["a", "b", "a", "a"],
+    ...     "value": [1.0, 2.0, 3.0, 4.0]}, schema_overrides={"cell": pl.UInt64})
+    >>> runs = SortedRuns.of(f, (4, 8), text_ids=True)
+    >>> runs.height, runs.counts(), runs.rows(1, 3).rows()
+    (3, {'users': 2, 'hats': 2, 'cells': 2, 'slots': 1}, [(7, 1, 'b', 1, 32, 1024), (9, 1, 'a', 2, 64, 2560)])
+    >>> runs.rows(0, 3).equals(_sums_by_sort(f, text_ids=True, shifts=(4, 8)))
+    True
+    """
+
+    def __init__(
+        self,
+        keys: np.ndarray,
+        starts: np.ndarray,
+        order: np.ndarray,
+        value: np.ndarray,
+        packing: tuple[tuple[int, int, int, pl.Series], tuple[int, int]],
+        shifts: tuple[int, int],
+        text_ids: bool,
+    ) -> None:
+        self.keys, self.starts, self.order, self.value = keys, starts, order, value
+        self.decode, self.bits = packing
+        self.shifts, self.text_ids = shifts, text_ids
+        self.height = int(starts.size)
+
+    @classmethod
+    def of(
+        cls, frame: pl.DataFrame, shifts: tuple[int, int], *, text_ids: bool
+    ) -> SortedRuns | None:
+        """The records of ``frame`` (cell, slot, user, value; no null value) sorted by key;
+        None when the keys, with the row numbers, do not fit 64 bits (then
+        :func:`_sums_by_sort` cannot either)."""
+        packed = _packed(frame)
+        if packed is None:
+            return None
+        key, decode, bits = packed
+        ordered = _sort_keys(key)
+        if ordered is None:
+            return None
+        k, order = ordered
+        new = np.empty(k.size, dtype=bool)
+        new[0] = True
+        np.not_equal(k[1:], k[:-1], out=new[1:])
+        starts = np.flatnonzero(new)
+        del new
+        keys = k[starts] if starts.size < k.size else k
+        value = frame.get_column("value").to_numpy()
+        return cls(keys, starts, order, value, (decode, bits), shifts, text_ids)
+
+    def most_records(self) -> int:
+        """The largest m (records of one user in one HAT)."""
+        ends = np.append(self.starts[1:], self.order.size)
+        return int((ends - self.starts).max()) if self.height else 0
+
+    def counts(self) -> dict[str, int]:
+        """:func:`core.data.aggregation.sorted_counts` of the summaries, from the keys."""
+        if not self.height:
+            return {"users": 0, "hats": 0, "cells": 0, "slots": 0}
+        slot_bits, user_bits = self.bits
+        k = self.keys
+        user = (k & np.uint64((1 << user_bits) - 1)).astype(np.int64)
+        slot = ((k >> np.uint64(user_bits)) & np.uint64((1 << slot_bits) - 1)).astype(np.int64)
+        hat = k >> np.uint64(user_bits)
+        cell = hat >> np.uint64(slot_bits)
+        return {
+            "users": int(np.count_nonzero(np.bincount(user))),
+            "hats": 1 + int(np.count_nonzero(hat[1:] != hat[:-1])),
+            "cells": 1 + int(np.count_nonzero(cell[1:] != cell[:-1])),
+            "slots": int(np.count_nonzero(np.bincount(slot))),
+        }
+
+    def rows(self, lo: int, hi: int) -> pl.DataFrame:
+        """Summary rows ``lo..hi-1``: cell, slot, user, m, s, q (fixed-point integers)."""
+        hi = min(hi, self.height)
+        a = int(self.starts[lo])
+        b = int(self.starts[hi]) if hi < self.height else self.order.size
+        local = self.starts[lo:hi] - a
+        value = self.value[self.order[a:b]]
+        s = _fixed_numpy(value, self.shifts[0])
+        np.multiply(value, value, out=value)
+        q = _fixed_numpy(value, self.shifts[1], out=value)
+        if local.size < b - a:
+            s, q = np.add.reduceat(s, local), np.add.reduceat(q, local)
+        m = np.diff(np.append(local, b - a))
+        keys = _unpacked(self.keys[lo:hi].copy(), self.decode, self.bits, self.text_ids, in_place=True)
+        return keys.with_columns(
+            pl.Series(c, v, dtype=pl.Int64) for c, v in (("m", m), ("s", s), ("q", q))
+        )
 
 
 def _sort_keys(

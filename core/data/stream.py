@@ -16,7 +16,10 @@ memory bounded by one batch of raw records plus the summaries (not the records):
    summed before a larger maximum appeared. Integer sums added in any grouping give the same
    integer, so the result equals the in-memory engine's exactly.
 4. The summaries are sorted by (cell, slot, user) and written in row groups with their text
-   labels, and the settings and report go into the footer (:mod:`core.data.summaries`).
+   labels, and the settings and report go into the footer (:mod:`core.data.summaries`). An
+   input read in one batch (up to 10⁷ records) is sorted once and summed row group by row
+   group while the one before is compressed (:class:`core.data.packing.SortedRuns`): the
+   writer, which uses one core, no longer waits for the sums of the whole file.
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ import pyarrow.parquet as pq
 from core.data.aggregation import (
     _aggregated,
     aggregate_fixed,
+    check_most_records,
     combine_fixed,
     fixed_shifts,
     from_fixed,
@@ -44,6 +48,7 @@ from core.data.aggregation import (
 )
 from core.data.config import ColumnMap, PrepConfig
 from core.data.io import _resolve, column_names, missing_column_message
+from core.data.packing import SortedRuns
 from core.data.prepare import (
     DEFAULT_COLUMNS,
     DEFAULT_CONFIG,
@@ -165,17 +170,20 @@ def summarise_stream(
     config: PrepConfig,
     *,
     timings: dict[str, float] | None = None,
-) -> tuple[pl.DataFrame, Tally, RowHashes]:
+    runs: bool = False,
+) -> tuple[pl.DataFrame | SortedRuns, Tally, RowHashes]:
     """Aggregate batches into per (cell, slot, user) m, s, q (float64), exactly as in memory.
 
     Returns the aggregated frame (integer keys, the users a polars Enum of their ids, sorted
     by cell, slot and user), the tally of the report and the row hashes of the kept records
-    (for the count of repeated rows, global over batches).
+    (for the count of repeated rows, global over batches). With ``runs``, an input read in
+    one batch gives its records sorted and not yet summed (:class:`SortedRuns`, fixed-point:
+    :func:`write_aggregate` sums and writes them one row group at a time).
     """
     try:
-        return _summarise(make_batches, columns, config, timings)
+        return _summarise(make_batches, columns, config, timings, runs)
     except _Restart:
-        return _summarise(make_batches, columns, config, timings)
+        return _summarise(make_batches, columns, config, timings, runs)
 
 
 def _summarise(
@@ -183,7 +191,8 @@ def _summarise(
     columns: ColumnMap,
     config: PrepConfig,
     timings: dict[str, float] | None,
-) -> tuple[pl.DataFrame, Tally, RowHashes]:
+    runs: bool = False,
+) -> tuple[pl.DataFrame | SortedRuns, Tally, RowHashes]:
     clock = _Clock(timings)
     tally = Tally(columns, config)
     hashes = RowHashes()
@@ -195,6 +204,7 @@ def _summarise(
     redo: set[int] = set()  # batches to aggregate again at the final scale
     summed: list[int] = []  # batches in ``parts``
     in_order = False  # ``parts`` is one part in (cell, slot, user) order
+    held: SortedRuns | None = None  # the first batch, sorted, summed only if another comes
     offset = 0
     # each batch's row hashes are sorted (RowHashes.add) in a worker thread, in batch order,
     # while the batch is aggregated: both are numpy sorts, which release the GIL
@@ -209,6 +219,9 @@ def _summarise(
             records = cleaned.records
             if records.height == 0:
                 continue
+            if held is not None:  # a second batch after all: the first one's sums, as a frame
+                parts, held = [held.rows(0, held.height)], None
+                part_rows = compacted_rows = parts[0].height
             batch_max = float(records.get_column("value").max())  # type: ignore[arg-type]
             batch_shifts = fixed_shifts(batch_max)
             if shifts is not None and batch_shifts != shifts and batch_max < vmax:
@@ -219,6 +232,12 @@ def _summarise(
                 parts, summed, part_rows, compacted_rows = [], [], 0, 0
             shifts = batch_shifts
             vmax = max(vmax, batch_max)
+            if runs and not parts and not redo:
+                held = SortedRuns.of(records, shifts, text_ids=False)
+                if held is not None:
+                    summed.append(index)
+                    clock.tick("aggregate")
+                    continue
             part, in_order = _aggregated(records, *shifts, text_ids=False)
             parts.append(part)
             in_order = in_order and len(parts) == 1
@@ -234,6 +253,10 @@ def _summarise(
     tally.check()
     assert shifts is not None  # tally.check() refused an input without records
     del frame, cleaned, records  # the last batch: not held through the combine
+    if held is not None:  # the only batch: summed as it is written
+        check_most_records(held.most_records())
+        clock.tick("combine")
+        return held, tally, hashes
     if redo:
         in_order = False
         offset = 0
@@ -309,7 +332,7 @@ def report_of(
 
 
 def write_aggregate(
-    agg: pl.DataFrame,
+    agg: pl.DataFrame | SortedRuns,
     target: str | os.PathLike,
     columns: ColumnMap,
     config: PrepConfig,
@@ -319,16 +342,24 @@ def write_aggregate(
     presorted: bool = False,
 ) -> Path:
     """Sort (unless ``presorted`` by :func:`sorted_aggregate`), label and write aggregated
-    summaries (integer keys) as a summaries file."""
-    if not presorted:
-        agg = agg.sort(["cell", "slot", "user"])
-    labels = labels_for(agg, config)
+    summaries (integer keys) as a summaries file. :class:`SortedRuns` are summed one row
+    group at a time, each while the one before is compressed and written."""
     meta = metadata(config, columns, report, engine)
     target = Path(target)
     starts = range(0, agg.height, WRITE_ROWS)
+    if isinstance(agg, SortedRuns):
+        runs = agg
 
-    def row_group(i: int) -> pa.Table:
-        return label_table(agg.slice(starts[i], WRITE_ROWS), *labels)
+        def row_group(i: int) -> pa.Table:
+            part = from_fixed(runs.rows(starts[i], starts[i] + WRITE_ROWS), *runs.shifts)
+            return label_table(part, *labels_for(part, config))
+
+    else:
+        frame = agg if presorted else agg.sort(["cell", "slot", "user"])
+        labels = labels_for(frame, config)
+
+        def row_group(i: int) -> pa.Table:
+            return label_table(frame.slice(starts[i], WRITE_ROWS), *labels)
 
     with (
         staged(target) as path,
@@ -388,9 +419,10 @@ def prepare_to_file(
         Also stored in the file's metadata.
     """
     make = batches(source, columns, batch_rows)
-    agg, tally, hashes = summarise_stream(make, columns, config, timings=timings)
+    agg, tally, hashes = summarise_stream(make, columns, config, timings=timings, runs=True)
     clock = _Clock(timings)
-    counts = sorted_counts(agg)  # summarise_stream sorted it (combine_fixed)
+    # summarise_stream sorted it (combine_fixed)
+    counts = agg.counts() if isinstance(agg, SortedRuns) else sorted_counts(agg)
     clock.tick("sort")
     report = report_of(agg, tally, hashes.duplicates(), counts)
     clock.tick("repeated rows")
