@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from core.data.ahead import made_ahead
 from core.errors import HexplorerError
 
 __all__ = ["SummaryRuns", "summary_runs"]
@@ -135,8 +136,10 @@ def _windows(handle: Any, rows: int, upper: float, target: str) -> Iterator[Summ
     """The file's rows in windows of ``rows`` rows, each checked."""
     held: list[SummaryRuns] = []
     have = 0
-    for group in range(handle.metadata.num_row_groups):
-        table = handle.read_row_group(group, columns=["hat", "m", "s"], use_threads=False)
+    def read(group: int) -> Any:
+        return handle.read_row_group(group, columns=["hat", "m", "s"], use_threads=False)
+
+    for table in made_ahead(read, handle.metadata.num_row_groups):  # the next read meanwhile
         for chunk in _chunks(table, target):
             held.append(chunk)
             have += chunk.rows

@@ -28,13 +28,13 @@ import os
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
-from typing import TypeVar
 
 import numpy as np
 import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from core.data.ahead import made_ahead
 from core.data.aggregation import (
     _aggregated,
     aggregate_fixed,
@@ -68,8 +68,6 @@ from core.errors import HexplorerError
 DEFAULT_BATCH_ROWS = 10_000_000
 #: Summary rows per Parquet row group of the output.
 WRITE_ROWS = 1_000_000
-
-T = TypeVar("T")
 
 __all__ = [
     "DEFAULT_BATCH_ROWS",
@@ -369,26 +367,6 @@ def write_aggregate(
             writer.write_table(table)
     return target
 
-
-def made_ahead(make: Callable[[int], T], count: int) -> Iterator[T]:
-    """``make(0), ..., make(count - 1)`` in order, each made in a worker thread while the one
-    before is used: a row group's labels are built while the previous one is compressed and
-    written (both release the GIL), which hides most of the labelling's wall time. The same
-    tables, in the same order, as making them one by one.
-
-    >>> list(made_ahead(lambda i: i * i, 4))
-    [0, 1, 4, 9]
-    """
-    if count <= 1:
-        yield from (make(i) for i in range(count))
-        return
-    with ThreadPoolExecutor(1) as pool:
-        pending = pool.submit(make, 0)
-        for i in range(count):
-            made = pending.result()
-            if i + 1 < count:
-                pending = pool.submit(make, i + 1)
-            yield made
 
 
 def prepare_to_file(

@@ -1,0 +1,33 @@
+"""Work made one step ahead in a worker thread: :func:`made_ahead`."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from typing import TypeVar
+
+T = TypeVar("T")
+
+__all__ = ["made_ahead"]
+
+
+def made_ahead(make: Callable[[int], T], count: int) -> Iterator[T]:
+    """``make(0), ..., make(count - 1)`` in order, each made in a worker thread while the one
+    before is used: a row group is summed and labelled while the previous one is compressed
+    and written (:func:`core.data.stream.write_aggregate`), or read while the previous one is
+    released (:func:`core.data.runs.summary_runs`); numpy, polars and Arrow release the GIL, so
+    the two overlap. The same items, in the same order, as making them one by one.
+
+    >>> list(made_ahead(lambda i: i * i, 4))
+    [0, 1, 4, 9]
+    """
+    if count <= 1:
+        yield from (make(i) for i in range(count))
+        return
+    with ThreadPoolExecutor(1) as pool:
+        pending = pool.submit(make, 0)
+        for i in range(count):
+            made = pending.result()
+            if i + 1 < count:
+                pending = pool.submit(make, i + 1)
+            yield made
