@@ -420,7 +420,7 @@ def _kept(columns: list[pl.Series], keep: np.ndarray) -> dict[str, np.ndarray]:
                 values = (piece.fill_null(0) if piece.null_count() else piece).to_numpy()
                 if piece.name not in out:
                     out[piece.name] = np.empty(total, dtype=values.dtype)
-                np.take(values, rows, out=out[piece.name][done : done + rows.size])
+                np.take(values, rows, out=out[piece.name][done : done + rows.size], mode="clip")
             start, done = stop, done + rows.size
     for column in columns:
         if column.name not in out:  # no chunks
