@@ -186,7 +186,9 @@ class SortedRuns:
         if local.size < b - a:
             s, q = np.add.reduceat(s, local), np.add.reduceat(q, local)
         m = np.diff(np.append(local, b - a))
-        keys = _unpacked(self.keys[lo:hi].copy(), self.decode, self.bits, self.text_ids, in_place=True)
+        keys = _unpacked(
+            self.keys[lo:hi].copy(), self.decode, self.bits, self.text_ids, in_place=True
+        )
         return keys.with_columns(
             pl.Series(c, v, dtype=pl.Int64) for c, v in (("m", m), ("s", s), ("q", q))
         )

@@ -136,6 +136,7 @@ def _windows(handle: Any, rows: int, upper: float, target: str) -> Iterator[Summ
     """The file's rows in windows of ``rows`` rows, each checked."""
     held: list[SummaryRuns] = []
     have = 0
+
     def read(group: int) -> Any:
         return handle.read_row_group(group, columns=["hat", "m", "s"], use_threads=False)
 

@@ -34,7 +34,6 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from core.data.ahead import made_ahead
 from core.data.aggregation import (
     _aggregated,
     aggregate_fixed,
@@ -46,6 +45,7 @@ from core.data.aggregation import (
     labels_for,
     sorted_counts,
 )
+from core.data.ahead import made_ahead
 from core.data.config import ColumnMap, PrepConfig
 from core.data.io import _resolve, column_names, missing_column_message
 from core.data.packing import SortedRuns
@@ -313,22 +313,6 @@ def _distinct(values: np.ndarray) -> int:
     return int(pl.Series(values).n_unique())
 
 
-def report_of(
-    agg: pl.DataFrame, tally: Tally, duplicates: int, counts: dict[str, int] | None = None
-) -> PrepReport:
-    """The :class:`PrepReport` of aggregated summaries, the tally of their batches and the
-    number of repeated rows (``counts``: users, HATs, cells and slots when already known, as
-    :func:`sorted_aggregate` gives them)."""
-    if counts is None:
-        counts = {
-            "users": int(agg.get_column("user").n_unique()),
-            "hats": int(agg.select(pl.struct("cell", "slot").n_unique()).item()),
-            "cells": int(agg.get_column("cell").n_unique()),
-            "slots": int(agg.get_column("slot").n_unique()),
-        }
-    return tally.report(duplicates=duplicates, **counts)
-
-
 def write_aggregate(
     agg: pl.DataFrame | SortedRuns,
     target: str | os.PathLike,
@@ -368,7 +352,6 @@ def write_aggregate(
     return target
 
 
-
 def prepare_to_file(
     source: str | os.PathLike,
     target: str | os.PathLike,
@@ -402,7 +385,7 @@ def prepare_to_file(
     # summarise_stream sorted it (combine_fixed)
     counts = agg.counts() if isinstance(agg, SortedRuns) else sorted_counts(agg)
     clock.tick("sort")
-    report = report_of(agg, tally, hashes.duplicates(), counts)
+    report = tally.report(duplicates=hashes.duplicates(), **counts)
     clock.tick("repeated rows")
     write_aggregate(agg, target, columns, config, report, "polars-streaming", presorted=True)
     clock.tick("write")

@@ -41,21 +41,7 @@ def test_one_batch_sorted_by_its_aggregation_is_not_checked_again(tmp_path, monk
     from core.data import PrepConfig, aggregation
     from core.data.stream import prepare_to_file
 
-    rng = np.random.default_rng(7)
-    n = 3_000
-    raw = pl.DataFrame(
-        {
-            "user_id": [f"u{i}" for i in rng.integers(0, 40, n)],
-            "lat": 21.17 + rng.normal(0, 0.02, n),
-            "lon": 72.83 + rng.normal(0, 0.02, n),
-            "timestamp": pl.datetime_range(
-                pl.datetime(2024, 3, 5), pl.datetime(2024, 3, 7), "1m", eager=True
-            ).sample(n, with_replacement=True, seed=1),
-            "speed": rng.uniform(0.5, 60, n),
-        }
-    )
-    src = tmp_path / "raw.parquet"
-    raw.write_parquet(src)
+    src = _raw(tmp_path, 3_000, users=40, days=2)
     config = PrepConfig(resolution=8)
     several = prepare_to_file(src, tmp_path / "several.parquet", config=config, batch_rows=700)
 
@@ -120,9 +106,7 @@ def test_a_file_summed_row_group_by_row_group_is_the_file_summed_whole(tmp_path,
     assert first == second.read_bytes() and len(first) > 10_000
 
 
-def test_too_many_records_of_one_user_in_one_hat_are_refused_before_writing(
-    tmp_path, monkeypatch
-):
+def test_too_many_records_of_one_user_in_one_hat_are_refused_before_writing(tmp_path, monkeypatch):
     import pytest
 
     from core.data import PrepConfig, aggregation, stream
@@ -135,7 +119,8 @@ def test_too_many_records_of_one_user_in_one_hat_are_refused_before_writing(
     assert not (tmp_path / "s.parquet").exists()
 
 
-def _raw(tmp_path, n: int, users: int = 12):
+def _raw(tmp_path, n: int, users: int = 12, days: int = 1):
+    """A raw Parquet file of ``n`` records of ``users`` buses around one point over ``days``."""
     rng = np.random.default_rng(11)
     raw = pl.DataFrame(
         {
@@ -143,7 +128,7 @@ def _raw(tmp_path, n: int, users: int = 12):
             "lat": 21.17 + rng.normal(0, 0.01, n),
             "lon": 72.83 + rng.normal(0, 0.01, n),
             "timestamp": pl.datetime_range(
-                pl.datetime(2024, 3, 5), pl.datetime(2024, 3, 6), "1m", eager=True
+                pl.datetime(2024, 3, 5), pl.datetime(2024, 3, 5 + days), "1m", eager=True
             ).sample(n, with_replacement=True, seed=2),
             "speed": rng.uniform(0.5, 60, n),
         }
