@@ -23,6 +23,25 @@ UPPER_RANGE = (1e-6, 1e9)
 must stay a finite float, and U² · N must stay far from float64 overflow."""
 
 
+def log_grid(lo: float, hi: float, n: int) -> tuple[float, ...]:
+    """``n`` values from ``lo`` to ``hi`` equally spaced on a log scale (``numpy.geomspace``),
+    each the float nearest to lo·(hi/lo)^(i/(n−1)), computed in 50-digit decimals: the same
+    bits on every machine (numpy's own differs in the last bit between CPUs with and without
+    AVX-512), so a chart's ε axis, a plan's grid and what is built from them are reproducible.
+
+    >>> log_grid(0.01, 10.0, 4)
+    (0.01, 0.1, 1.0, 10.0)
+    >>> len(log_grid(0.01, 100.0, 161)), log_grid(0.01, 10.0, 61)[15]
+    (161, 0.05623413251903491)
+    """
+    from decimal import Decimal, localcontext
+
+    with localcontext(prec=50):
+        a, b = Decimal(lo).ln(), Decimal(hi).ln()
+        inner = [float((a + (b - a) * i / (n - 1)).exp()) for i in range(1, n - 1)]
+    return (float(lo), *inner, float(hi)) if n > 1 else (float(lo),)
+
+
 def check_epsilon(epsilon: float) -> float:
     """Return ``epsilon`` as a float, or raise if it is not a number in
     [``EPSILON_MIN``, ``EPSILON_MAX``].

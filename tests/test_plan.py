@@ -346,3 +346,23 @@ def test_one_user_opt_bounding_above_half_u_is_any(noise_measure):
     p = plan.epsilon_for_error([1], U, 33.0, "opt-bounding", noise_measure)
     assert p.status == "any" and p.epsilon is None
     assert p.worst_case_error == pytest.approx(U / 2)
+
+
+def test_the_log_grids_are_numpys_to_an_ulp_and_the_same_on_every_machine():
+    """core.params.log_grid: numpy's geomspace to within a float's last bit, its ends exact,
+    and computed in decimals, so a CPU with AVX-512 (whose numpy rounds the last bit of
+    geomspace otherwise) gives the same ε axis: pinned here by a few of its points."""
+    from core.params import log_grid
+
+    for lo, hi, n in ((0.01, 10.0, 61), (0.01, 100.0, 81), (0.01, 100.0, 161), (0.01, 7.0, 60)):
+        grid = np.array(log_grid(lo, hi, n))
+        assert grid.size == n and grid[0] == lo and grid[-1] == hi
+        np.testing.assert_allclose(grid, np.geomspace(lo, hi, n), rtol=3e-15, atol=0)
+        assert np.all(np.diff(grid) > 0)
+    grid = log_grid(0.01, 10.0, 61)
+    assert [grid[i].hex() for i in (15, 24, 36, 55)] == [
+        "0x1.ccab8602d2697p-5",
+        "0x1.44960c576b375p-3",
+        "0x1.430cd74f6d478p-1",
+        "0x1.67e600b234626p+2",
+    ]

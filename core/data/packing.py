@@ -134,11 +134,12 @@ class SortedRuns:
         """The records of ``frame`` (cell, slot, user, value; no null value) sorted by key;
         None when the keys, with the row numbers, do not fit 64 bits (then
         :func:`_sums_by_sort` cannot either)."""
-        packed = _packed(frame)
+        scratch = np.empty(frame.height, dtype=np.uint64)  # slot offsets, then the order
+        packed = _packed(frame, scratch)
         if packed is None:
             return None
         key, decode, bits = packed
-        ordered = _sort_keys(key)
+        ordered = _sort_keys(key, scratch)
         if ordered is None:
             return None
         k, order = ordered
@@ -161,17 +162,18 @@ class SortedRuns:
         if not self.height:
             return {"users": 0, "hats": 0, "cells": 0, "slots": 0}
         slot_bits, user_bits = self.bits
-        k = self.keys
-        user = (k & np.uint64((1 << user_bits) - 1)).astype(np.int64)
-        slot = ((k >> np.uint64(user_bits)) & np.uint64((1 << slot_bits) - 1)).astype(np.int64)
-        hat = k >> np.uint64(user_bits)
-        cell = hat >> np.uint64(slot_bits)
-        return {
-            "users": int(np.count_nonzero(np.bincount(user))),
-            "hats": 1 + int(np.count_nonzero(hat[1:] != hat[:-1])),
-            "cells": 1 + int(np.count_nonzero(cell[1:] != cell[:-1])),
-            "slots": int(np.count_nonzero(np.bincount(slot))),
-        }
+        # one array holds each field in turn (fresh pages cost more here than the arithmetic)
+        held = np.empty(self.height, dtype=np.int64)
+        field = held.view(np.uint64)
+        np.bitwise_and(self.keys, np.uint64((1 << user_bits) - 1), out=field)
+        users = int(np.count_nonzero(np.bincount(held)))
+        np.right_shift(self.keys, np.uint64(user_bits), out=field)  # the HAT
+        hats = 1 + int(np.count_nonzero(field[1:] != field[:-1]))
+        np.bitwise_and(field, np.uint64((1 << slot_bits) - 1), out=field)
+        slots = int(np.count_nonzero(np.bincount(held)))
+        np.right_shift(self.keys, np.uint64(slot_bits + user_bits), out=field)  # the cell
+        cells = 1 + int(np.count_nonzero(field[1:] != field[:-1]))
+        return {"users": users, "hats": hats, "cells": cells, "slots": slots}
 
     def rows(self, lo: int, hi: int) -> pl.DataFrame:
         """Summary rows ``lo..hi-1``: cell, slot, user, m, s, q (fixed-point integers)."""

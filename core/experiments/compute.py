@@ -24,6 +24,7 @@ from core.evaluation import monte_carlo
 from core.experiments.itms import ITMS_SUMMARY, itms_like_counts, itms_like_hat
 from core.hat import HatData
 from core.mechanisms import run_mechanism
+from core.params import log_grid
 
 COLUMNS = ("panel", "series", "x", "y", "y_se")
 
@@ -159,7 +160,7 @@ def staircase_points(*, runs: int, seed: int, fresh: bool = False) -> pd.DataFra
             continue
         for x in (lo, hi):
             rows.append({"panel": "", "series": "m^(ε)", "x": x, "y": step.m, "y_se": np.nan})
-    for eps in np.geomspace(0.01, hi_eps, 60).tolist():
+    for eps in log_grid(0.01, hi_eps, 60):
         rows.append(
             {
                 "panel": "",

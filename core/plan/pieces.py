@@ -25,6 +25,7 @@ from core.params import (  # check_target: re-exported
     check_noise_measure,
     check_target,
     check_upper,
+    log_grid,
 )
 
 __all__ = [
@@ -48,7 +49,7 @@ __all__ = [
 #: The outcomes of a plan.
 STATUSES = ("ok", "unreachable", "any")
 #: The ε grid of the Monte-Carlo plan: 40 points per decade from 0.01 to 100.
-DEFAULT_MC_GRID = tuple(float(e) for e in np.geomspace(0.01, 100.0, 161))
+DEFAULT_MC_GRID = log_grid(0.01, 100.0, 161)
 
 
 # --------------------------------------------------------------------------------------------

@@ -10,9 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
 from core.mechanisms import analytic_names
+from core.params import log_grid
 from dashboard.common.session import state
 
 MODE = "city_mode"  # "slot" | "day": all cells of one slot, or all HATs of one day
@@ -35,7 +34,7 @@ EPSILON_OPTIONS = state.EPSILON_OPTIONS
 LOSS_EPSILONS: tuple[float, ...] = (0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0)
 """ε values of the privacy-loss curve (fixed, so that moving the slider does not rerun it)."""
 
-COVERAGE_EPSILONS: tuple[float, ...] = tuple(float(e) for e in np.geomspace(0.01, 100.0, 161))
+COVERAGE_EPSILONS: tuple[float, ...] = log_grid(0.01, 100.0, 161)
 """ε values of the coverage curve (40 per decade; fixed, so the slider does not rerun it)."""
 
 

@@ -30,6 +30,7 @@ from core.mechanisms import (
     rules_in_use,
     run_mechanism,
 )
+from core.params import log_grid
 from core.postprocess import clamp_mean
 from dashboard.common.cache import cached
 from dashboard.common.source.compute import DataSpec, hat, hats, rng_for
@@ -134,8 +135,8 @@ def staircase(spec: DataSpec, label: str, noise_measure: str) -> pd.DataFrame:
     )
 
 
-WORST_CASE_EPSILONS = tuple(float(e) for e in np.geomspace(0.01, 10.0, 61))
-WORST_CASE_EPSILONS_WIDE = tuple(float(e) for e in np.geomspace(0.01, 100.0, 81))
+WORST_CASE_EPSILONS = log_grid(0.01, 10.0, 61)
+WORST_CASE_EPSILONS_WIDE = log_grid(0.01, 100.0, 81)
 """The same 20 points per decade on to ε = 100, when ε or a target's ε is past 10."""
 
 
