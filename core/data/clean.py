@@ -8,6 +8,7 @@ hashes and per-batch zones for :mod:`core.data.tally` to add up over the whole i
 from __future__ import annotations
 
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -344,33 +345,41 @@ def clean_records(
     kept_codes = user_codes.filter(pl.Series(keep))
     arrays = _kept([work.get_column(c) for c in ("lat", "lon", "t_us", "value")], keep)
     del work
-    kept = pl.DataFrame(arrays)  # over the same memory
-    row_hashes = _row_hashes(kept, canon.hash(seed=_USER_SEED).gather(kept_codes))
-    slot = kept.select(slot_key.cast(pl.Int64).alias("slot")).to_series()
-    del kept  # nothing reads it again: the values are clamped in their own array below
-
     clock.tick("reject and drop zeros")
-    upper = config.upper
-    value = arrays["value"]
-    clamped_low = int(np.count_nonzero(value < 0))
-    clamped_high = int(np.count_nonzero(value > upper))
-    if clamped_low or clamped_high:
-        np.clip(value, 0.0, upper, out=value)
+    # the H3 cells (both cores, most of a batch's time) are found in a worker while this thread
+    # does the rest of the batch's bookkeeping, which needs no cell
     lat_np, lon_np = arrays["lat"], arrays["lon"]
-    clock.tick("clamp")
-    cells = (
-        cell_ids_of(lat_np, lon_np, config.resolution) if lat_np.size else np.zeros(0, np.uint64)
-    )
+    with ThreadPoolExecutor(1) as worker:
+        found = (
+            worker.submit(cell_ids_of, lat_np, lon_np, config.resolution) if lat_np.size else None
+        )
+        kept = pl.DataFrame(arrays)  # over the same memory
+        row_hashes = _row_hashes(kept, canon.hash(seed=_USER_SEED).gather(kept_codes))
+        slot = kept.select(slot_key.cast(pl.Int64).alias("slot")).to_series()
+        del kept  # nothing reads it again: the values are clamped in their own array below
+        upper = config.upper
+        value = arrays["value"]
+        clamped_low = int(np.count_nonzero(value < 0))
+        clamped_high = int(np.count_nonzero(value > upper))
+        if clamped_low or clamped_high:
+            np.clip(value, 0.0, upper, out=value)
+        user = _as_enum(canon, kept_codes)
+        any_offset, zones = _zones(frame, tcol)
+        spellings = ids.spellings(
+            distinct.filter(_present(kept_codes, distinct.len())),
+            casefold=config.ids == "casefold",
+        )
+        clock.tick("clamp, ids, hashes")
+        cells = found.result() if found is not None else np.zeros(0, np.uint64)
     clock.tick("h3 cells")
     records = pl.DataFrame(
         {
             "cell": pl.Series("cell", cells, dtype=pl.UInt64),
             "slot": slot,
-            "user": _as_enum(canon, kept_codes),
+            "user": user,
             "value": pl.Series("value", value, dtype=pl.Float64),
         }
     )
-    any_offset, zones = _zones(frame, tcol)
     return Cleaned(
         records=records,
         rows_read=frame.height,
@@ -383,10 +392,7 @@ def clean_records(
         row_hashes=row_hashes,
         any_offset=any_offset,
         zones=zones,
-        spellings=ids.spellings(
-            distinct.filter(_present(kept_codes, distinct.len())),
-            casefold=config.ids == "casefold",
-        ),
+        spellings=spellings,
     )
 
 
