@@ -58,21 +58,11 @@ def _sums_by_sort(
     zeroes), so two arrays do the work: the key, and a scratch array that holds the slot
     offsets, then the row numbers, then the order; once the runs are found they hold the
     values in key order and their fixed-point sums."""
-    scratch = np.empty(frame.height, dtype=np.uint64)
-    packed = _packed(frame, scratch)
-    if packed is None:
+    found = _sorted(frame)
+    if found is None:
         return None
-    key, decode, bits = packed
-    ordered = _sort_keys(key, scratch)
-    if ordered is None:
-        return None
-    k, order = ordered
+    k, order, starts, decode, bits = found
     n = k.size
-    new = np.empty(n, dtype=bool)
-    new[0] = True
-    np.not_equal(k[1:], k[:-1], out=new[1:])
-    starts = np.flatnonzero(new)
-    del new
     runs = starts.size < n
     keys_sorted = k[starts] if runs else k
     if shifts is None:
@@ -134,20 +124,10 @@ class SortedRuns:
         """The records of ``frame`` (cell, slot, user, value; no null value) sorted by key;
         None when the keys, with the row numbers, do not fit 64 bits (then
         :func:`_sums_by_sort` cannot either)."""
-        scratch = np.empty(frame.height, dtype=np.uint64)  # slot offsets, then the order
-        packed = _packed(frame, scratch)
-        if packed is None:
+        found = _sorted(frame)
+        if found is None:
             return None
-        key, decode, bits = packed
-        ordered = _sort_keys(key, scratch)
-        if ordered is None:
-            return None
-        k, order = ordered
-        new = np.empty(k.size, dtype=bool)
-        new[0] = True
-        np.not_equal(k[1:], k[:-1], out=new[1:])
-        starts = np.flatnonzero(new)
-        del new
+        k, order, starts, decode, bits = found
         keys = k[starts] if starts.size < k.size else k
         value = frame.get_column("value").to_numpy()
         return cls(keys, starts, order, value, (decode, bits), shifts, text_ids)
@@ -194,6 +174,31 @@ class SortedRuns:
         return keys.with_columns(
             pl.Series(c, v, dtype=pl.Int64) for c, v in (("m", m), ("s", s), ("q", q))
         )
+
+
+def _sorted(
+    frame: pl.DataFrame,
+) -> (
+    tuple[np.ndarray, np.ndarray, np.ndarray, tuple[int, int, int, pl.Series], tuple[int, int]]
+    | None
+):
+    """``frame``'s packed keys sorted (:func:`_packed`, :func:`_sort_keys`), the order that
+    sorts them, where each run of equal keys starts, and what decodes them (the decoding and
+    the bit widths); None when the keys, with the row numbers, do not fit 64 bits. One scratch
+    array holds the slot offsets, then the order."""
+    scratch = np.empty(frame.height, dtype=np.uint64)
+    packed = _packed(frame, scratch)
+    if packed is None:
+        return None
+    key, decode, bits = packed
+    ordered = _sort_keys(key, scratch)
+    if ordered is None:
+        return None
+    k, order = ordered
+    new = np.empty(k.size, dtype=bool)
+    new[0] = True
+    np.not_equal(k[1:], k[:-1], out=new[1:])
+    return k, order, np.flatnonzero(new), decode, bits
 
 
 def _sort_keys(
