@@ -168,20 +168,19 @@ def summarise_stream(
     config: PrepConfig,
     *,
     timings: dict[str, float] | None = None,
-    runs: bool = False,
 ) -> tuple[pl.DataFrame | SortedRuns, Tally, RowHashes]:
     """Aggregate batches into per (cell, slot, user) m, s, q (float64), exactly as in memory.
 
     Returns the aggregated frame (integer keys, the users a polars Enum of their ids, sorted
     by cell, slot and user), the tally of the report and the row hashes of the kept records
-    (for the count of repeated rows, global over batches). With ``runs``, an input read in
-    one batch gives its records sorted and not yet summed (:class:`SortedRuns`, fixed-point:
+    (for the count of repeated rows, global over batches). An input read in one batch gives
+    its records sorted and not yet summed instead (:class:`SortedRuns`, fixed-point:
     :func:`write_aggregate` sums and writes them one row group at a time).
     """
     try:
-        return _summarise(make_batches, columns, config, timings, runs)
+        return _summarise(make_batches, columns, config, timings)
     except _Restart:
-        return _summarise(make_batches, columns, config, timings, runs)
+        return _summarise(make_batches, columns, config, timings)
 
 
 def _summarise(
@@ -189,7 +188,6 @@ def _summarise(
     columns: ColumnMap,
     config: PrepConfig,
     timings: dict[str, float] | None,
-    runs: bool = False,
 ) -> tuple[pl.DataFrame | SortedRuns, Tally, RowHashes]:
     clock = _Clock(timings)
     tally = Tally(columns, config)
@@ -201,7 +199,6 @@ def _summarise(
     vmax = 0.0
     redo: set[int] = set()  # batches to aggregate again at the final scale
     summed: list[int] = []  # batches in ``parts``
-    in_order = False  # ``parts`` is one part in (cell, slot, user) order
     held: SortedRuns | None = None  # the first batch, sorted, summed only if another comes
     offset = 0
     # each batch's row hashes are sorted (RowHashes.add) in a worker thread, in batch order,
@@ -230,21 +227,18 @@ def _summarise(
                 parts, summed, part_rows, compacted_rows = [], [], 0, 0
             shifts = batch_shifts
             vmax = max(vmax, batch_max)
-            if runs and not parts and not redo:
+            if not parts and not redo:  # the first batch: sorted, summed when it is written
                 held = SortedRuns.of(records, shifts, text_ids=False)
                 if held is not None:
                     summed.append(index)
                     clock.tick("aggregate")
                     continue
-            part, in_order = _aggregated(records, *shifts, text_ids=False)
-            parts.append(part)
-            in_order = in_order and len(parts) == 1
+            parts.append(_aggregated(records, *shifts, text_ids=False))
             summed.append(index)
             part_rows += parts[-1].height
             if part_rows > 2 * compacted_rows + 4 * len(records):
                 parts = [combine_fixed(parts, text_ids=False)]
                 part_rows = compacted_rows = parts[0].height
-                in_order = False
             clock.tick("aggregate")
         for done in added:
             done.result()
@@ -256,7 +250,6 @@ def _summarise(
         clock.tick("combine")
         return held, tally, hashes
     if redo:
-        in_order = False
         offset = 0
         for index, frame in enumerate(make_batches()):
             if index in redo:
@@ -266,10 +259,9 @@ def _summarise(
                 )
             offset += frame.height
         clock.tick("second pass")
-    # sorted by (cell, slot, user); the users stay an Enum (label_table writes their text)
-    agg = from_fixed(
-        parts[0] if in_order else combine_fixed(parts, sort=True, text_ids=False), *shifts
-    )
+    # sorted by (cell, slot, user) (one part in that order is taken as it is: the first batch's
+    # sums, when a second batch came); the users stay an Enum (label_table writes their text)
+    agg = from_fixed(combine_fixed(parts, sort=True, text_ids=False), *shifts)
     clock.tick("combine")
     return agg, tally, hashes
 
@@ -380,7 +372,7 @@ def prepare_to_file(
         Also stored in the file's metadata.
     """
     make = batches(source, columns, batch_rows)
-    agg, tally, hashes = summarise_stream(make, columns, config, timings=timings, runs=True)
+    agg, tally, hashes = summarise_stream(make, columns, config, timings=timings)
     clock = _Clock(timings)
     # summarise_stream sorted it (combine_fixed)
     counts = agg.counts() if isinstance(agg, SortedRuns) else sorted_counts(agg)
