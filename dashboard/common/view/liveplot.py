@@ -215,7 +215,13 @@ function same(a, b) {
     if (typed(a) && typed(b)) return a.dtype === b.dtype && a.bdata === b.bdata;
     return same(typed(a) ? arr(a) : a, typed(b) ? arr(b) : b);  // arr: liteplot.js
   }
-  if (Array.isArray(a) !== Array.isArray(b)) return false;
+  const list = Array.isArray(a);
+  if (list !== Array.isArray(b)) return false;
+  if (list) {  // item by item, no keys made: a chart's arrays hold thousands of numbers
+    if (a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i++) if (a[i] !== b[i] && !same(a[i], b[i])) return false;
+    return true;
+  }
   const ka = Object.keys(a), kb = Object.keys(b);
   if (ka.length !== kb.length) return false;
   for (const k of ka) if (!(k in b) || !same(a[k], b[k])) return false;
