@@ -127,8 +127,8 @@ IDLE_JS = """() => !document.querySelector('[data-testid="stStatusWidgetRunningI
 ERROR_SLIDER = "ε per hexagon (log scale)"
 
 
-def wait_idle(page, timeout_ms: int = 600_000) -> None:
-    page.wait_for_function(IDLE_JS, timeout=timeout_ms)
+def wait_idle(page, timeout_ms: int = 600_000, polling: int | str = "raf") -> None:
+    page.wait_for_function(IDLE_JS, timeout=timeout_ms, polling=polling)
 
 
 def open_error_map(page, url: str, timeout_ms: int = 600_000) -> float:
