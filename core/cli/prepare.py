@@ -151,12 +151,14 @@ def run(args: argparse.Namespace) -> Any:
         "engine": args.engine,
         "rows_read": report.rows_read,
         "rejected": report.n_rejected,
+        "clamped": report.clamped,
         "records": report.records,
         "duplicates": report.duplicates,
         "ids_merged": report.ids_merged,
         "ids_merged_into": report.ids_merged_into,
         "users": report.users,
         "hats": report.hats,
+        "warnings": list(report.warnings),
     }
 
 

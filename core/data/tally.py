@@ -17,7 +17,12 @@ if TYPE_CHECKING:  # the cleaning (polars, h3ronpy) only where batches are count
     # PrepReport alone (a summaries file's metadata, read by `release --all`)
     from core.data.clean import Cleaned
 
-__all__ = ["PrepReport", "RowHashes", "Tally", "distinct_count"]
+__all__ = ["CLAMPED_WARN_SHARE", "PrepReport", "RowHashes", "Tally", "distinct_count"]
+
+CLAMPED_WARN_SHARE = 0.1
+"""The share of the records above U (or below 0) from which the report warns: clamping is
+meant for a few outliers (the demo city: 0.4 % above U = 65 km/h), and past a tenth of the
+values every mean is pulled to the bound: U is then probably wrong for the data."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -69,6 +74,33 @@ class PrepReport:
     ids_merged_into: int = 0
 
     @property
+    def warnings(self) -> tuple[str, ...]:
+        """What makes every number computed from this data doubtful (so far: many values moved
+        to a bound of [0, U], :data:`CLAMPED_WARN_SHARE`). Derived from the counts, so a
+        summaries file prepared before it gets them too.
+
+        >>> r = PrepReport(rows_read=10, rejected={}, rejected_examples=(), zeros_dropped=0,
+        ...     clamped=9, clamped_low=0, clamped_high=9, records=10, users=2, hats=1, cells=1,
+        ...     slots=1, upper=65.0)
+        >>> r.warnings[0][:51]
+        '90 % of the values were above U = 65 and set to U, '
+        """
+        out = []
+        if self.records and self.clamped_high >= CLAMPED_WARN_SHARE * self.records:
+            out.append(
+                f"{_percent(self.clamped_high, self.records)} of the values were above U = "
+                f"{self.upper:g} and set to U, which pulls every mean towards U: U is probably "
+                "too low for this data. U should be a bound that every true value respects (for "
+                "a vehicle, the fastest it can go), known without looking at the data."
+            )
+        if self.records and self.clamped_low >= CLAMPED_WARN_SHARE * self.records:
+            out.append(
+                f"{_percent(self.clamped_low, self.records)} of the values were negative and "
+                "set to 0, which pulls every mean towards 0: is the value column a speed?"
+            )
+        return tuple(out)
+
+    @property
     def n_rejected(self) -> int:
         """Total number of rejected rows."""
         return int(sum(self.rejected.values()))
@@ -91,6 +123,7 @@ class PrepReport:
             )
         else:
             out.append(f"No value needed clamping into [0, {self.upper:g}].")
+        out.extend(self.warnings)
         if self.duplicates:
             out.append(
                 f"{self.duplicates:,} rows repeat an earlier row exactly (same user, place, time "
@@ -114,6 +147,21 @@ class PrepReport:
         return bool(
             self.n_rejected or self.clamped or self.duplicates or self.notes or self.ids_merged
         )
+
+
+def _percent(part: int, whole: int) -> str:
+    """``part`` of ``whole`` as a whole percentage, never 100 % for a part or 0 % for some.
+
+    >>> _percent(2999, 3000), _percent(3000, 3000), _percent(1, 3000)
+    ('99 %', '100 %', '1 %')
+    """
+    share = 100 * part / whole
+    shown = int(share + 0.5)
+    if part < whole:
+        shown = min(shown, 99)
+    if part:
+        shown = max(shown, 1)
+    return f"{shown} %"
 
 
 def distinct_count(hashes: np.ndarray) -> int:

@@ -404,7 +404,8 @@ def in_use_caption(spec: DataSpec, u: units.Units) -> str:
 
 def require_data() -> DataSpec:
     """Draw the sidebar, show its error or prompt in the page, and stop the page if no data
-    works yet or a column still has to be chosen for the new file."""
+    works yet or a column still has to be chosen for the new file. A report's warnings (most
+    values clamped to U) head every page: each of its numbers is pulled to the bound."""
     choice = data_sidebar()
     if choice.pending is not None:
         st.info(choice.pending, icon=":material/arrow_back:")
@@ -422,4 +423,6 @@ def require_data() -> DataSpec:
         if choice.error is None:
             st.info("Choose a data source in the sidebar.")
         st.stop()
+    for warning in compute.report(choice.spec).warnings:  # every number here is doubtful
+        st.warning(f"{escape(warning)} Set U under Data in the sidebar.", icon=":material/warning:")
     return choice.spec

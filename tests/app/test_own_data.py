@@ -215,3 +215,44 @@ def test_a_column_not_given_away_is_a_prompt_not_an_error():
     assert not at.error
     assert at.info and "user id column" in at.info[0].value
     assert not at.get("deck_gl_json_chart")  # no map of the previous data under the prompt
+
+
+def _planes_csv() -> bytes:
+    """Aircraft over one hour, speeds in km/h (100–900): every value is above the default U."""
+    rng = np.random.default_rng(5)
+    n = 400
+    return pd.DataFrame({
+        "callsign": [f"AB{i % 20:03d}" for i in range(n)],
+        "latitude": 48.35 + 0.01 * rng.integers(0, 4, n),
+        "longitude": 11.78 + 0.01 * rng.integers(0, 4, n),
+        "timestamp": [f"2024-05-01 09:{m:02d}:00" for m in rng.integers(0, 60, n)],
+        "speed_kmh": rng.uniform(100.0, 900.0, n).round(1),
+    }).to_csv(index=False).encode()  # fmt: skip
+
+
+def _clamp_warnings(at: AppTest) -> list[str]:
+    return [plain(w.value) for w in at.warning if "above U =" in plain(w.value)]
+
+
+def test_a_u_far_below_the_values_is_a_warning_on_every_page_until_u_is_raised():
+    """Aircraft speeds against the default U = 65 km/h: every value becomes 65 and every mean
+    with it. Each page says so above its numbers, with what to do; a U that fits ends it."""
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.run()
+    _ok(at)
+    assert _clamp_warnings(at) == []  # the demo city: a few outliers only
+    at.switch_page(PAGES["data"]).run()
+    at.sidebar.radio(key=state.SOURCE).set_value("upload").run()
+    at.sidebar.file_uploader(key=state.UPLOAD).set_value(("planes.csv", _planes_csv(), "text/csv"))
+    at.run()
+    _ok(at)
+    (warning,) = _clamp_warnings(at)
+    assert plain(warning).startswith("100 % of the values were above U = 65 and set to U")
+    assert "Set U under Data in the sidebar" in warning
+    for page in ("map", "one", "city"):
+        at.switch_page(PAGES[page]).run()
+        _ok(at)
+        assert len(_clamp_warnings(at)) == 1, page
+    at.sidebar.number_input(key=state.UPPER).set_value(1000.0).run()
+    _ok(at)
+    assert _clamp_warnings(at) == []
