@@ -63,11 +63,17 @@ class Entry:
 
 def entry(path: Path, cache_control: str) -> Entry:
     """``path`` read (and gzipped, when its type compresses) for :class:`StaticCache`."""
-    raw = path.read_bytes()
-    kind = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
+    return entry_of(path.read_bytes(), path.name, cache_control)
+
+
+def entry_of(raw: bytes, name: str, cache_control: str) -> Entry:
+    """``raw``, served under the file name ``name`` (its type and whether it compresses)."""
+    kind = mimetypes.guess_type(name)[0] or "application/octet-stream"
     if kind.startswith("text/") or kind == "application/javascript":
         kind += "; charset=utf-8"
-    squeezed = gzip.compress(raw, compresslevel=6, mtime=0) if path.suffix in COMPRESSIBLE else None
+    squeezed = (
+        gzip.compress(raw, compresslevel=6, mtime=0) if Path(name).suffix in COMPRESSIBLE else None
+    )
     return Entry(
         raw, squeezed if squeezed and len(squeezed) < len(raw) else None, kind, cache_control
     )
@@ -114,12 +120,13 @@ def mirror(dest: Path, static: Path | None = None) -> int:
 
 class StaticCache:
     """ASGI middleware: ``GET``/``HEAD`` of Streamlit's ``/static/`` files and of ``routes``
-    (URL path → a function giving the file and its ``Cache-Control``) answered from memory."""
+    (URL path → a function giving the file, or the bytes, and its ``Cache-Control``) answered
+    from memory."""
 
     def __init__(
         self,
         app: ASGIApp,
-        routes: Mapping[str, Callable[[], tuple[Path, str]]] | None = None,
+        routes: Mapping[str, Callable[[], tuple[Path | bytes, str]]] | None = None,
         static: Path | None = None,
     ) -> None:
         self.app = app
@@ -132,8 +139,10 @@ class StaticCache:
     def find(self, path: str) -> Entry | None:
         """The entry of the file at URL ``path``, or None when it is not one of ours."""
         if path in self.routes:
-            file, cache_control = self.routes[path]()
-            return entry(file, cache_control) if file.is_file() else None
+            source, cache_control = self.routes[path]()
+            if isinstance(source, bytes):  # made by the app (a component's script)
+                return entry_of(source, path, cache_control)
+            return entry(source, cache_control) if source.is_file() else None
         if not STATIC_PATH.match(path):
             return None
         file = (self.static / path.removeprefix("/static/")).resolve()

@@ -131,6 +131,18 @@ def test_a_route_of_its_own_is_served_with_its_header(folder):
     assert dict(sent[0]["headers"])[b"cache-control"] == b"max-age=5"
 
 
+def test_a_route_of_made_bytes_is_served_gzipped_as_javascript(folder):
+    made = b"export default () => 1;\n" * 200
+    cache = statics.StaticCache(
+        lambda *a: None, routes={"/_x/made-1.js": lambda: (made, "immutable")}, static=folder
+    )
+    sent, behind = _get(cache, "/_x/made-1.js", **{"accept-encoding": "gzip"})
+    headers = dict(sent[0]["headers"])
+    assert behind == 0 and gzip.decompress(sent[1]["body"]) == made
+    assert headers[b"content-type"].startswith(b"text/javascript")
+    assert headers[b"cache-control"] == b"immutable" and headers[b"content-encoding"] == b"gzip"
+
+
 def test_the_app_serves_streamlits_files_and_plotly_from_memory():
     import ast
 
