@@ -21,7 +21,7 @@ from pathlib import Path
 import streamlit as st
 from starlette.middleware import Middleware
 
-from dashboard.common.view import frames, liveplot
+from dashboard.common.view import frames, liveplot, slider  # noqa: F401 (slider: its script served)
 from dashboard.server import nodelay, warmup
 from dashboard.server.prefetch import ModulePreload
 from dashboard.server.statics import StaticCache
@@ -90,8 +90,9 @@ else:  # `streamlit run app.py` (or an ASGI server) imports this file to find th
                 routes=liveplot.static_files(),
             ),
         ],
-        # uPlot and plotly.js for the charts that update in place; the frames documents they
-        # repaint from on a slider's step before the rerun (computed on their first GET)
+        # uPlot and plotly.js for the charts that update in place, the charts' and the ε
+        # slider's scripts; the frames documents they repaint from on a slider's step before
+        # the rerun (computed on their first GET)
         routes=[*liveplot.routes(), *frames.routes()],
     )
     liveplot.enable()

@@ -32,7 +32,6 @@ transparent backgrounds, the page's font and text colour, light grid lines.
 from __future__ import annotations
 
 import functools
-import hashlib
 import importlib.util
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -42,6 +41,8 @@ import streamlit as st
 from starlette.requests import Request
 from starlette.responses import FileResponse, Response
 from starlette.routing import Route
+
+from dashboard.common.view import served
 
 if TYPE_CHECKING:
     import plotly.graph_objects as go
@@ -331,43 +332,22 @@ function drawFigure(parentElement, figure, bundle, config) {
 STATIC = Path(__file__).parent / "static"
 
 
-@functools.cache
-def module_js() -> bytes:
-    """The chart's script as the browser imports it: the lite renderer (``static/liteplot.js``),
-    then :data:`JS`."""
-    return ((STATIC / "liteplot.js").read_text() + JS).encode()
+def script() -> str:
+    """The chart's script: the lite renderer (``static/liteplot.js``), then :data:`JS`, served
+    by the app (:mod:`dashboard.common.view.served`)."""
+    return (STATIC / "liteplot.js").read_text() + JS
 
 
-@functools.cache
-def module_route() -> str:
-    """Where :func:`module_js` is served: a name made from its content, so a browser keeps it
-    (:data:`MODULE_CACHE_CONTROL`) until the script changes."""
-    return f"/_hexplorer/liveplot-{hashlib.sha256(module_js()).hexdigest()[:16]}.js"
-
-
-MODULE_CACHE_CONTROL = "public, immutable, max-age=31536000"
-"""The chart's script is named by its content: cached a year, never asked again."""
-
-LOADER = (
-    "// the chart's script (a newline: Streamlit takes a script of one line for a file's path)\n"
-    "export default (component) => "
-    'import(new URL("{route}", document.baseURI).href).then((m) => m.default(component));\n'
-)
-"""The component's own script: it imports the chart's script from :func:`module_route` (a
-full URL: the host runs this script from a ``blob:`` URL, against which a path resolves to
-nothing). The
-component's host hashes its script, character by character, whenever a chart's figure changes
-(13.5 ms of a first ε step's main thread for two charts' 36 kB, ``docs/benchmarks.md``, wave
-18); the browser compiles an imported module once and keeps the compiled code with the file."""
+served.register("liveplot", script)
 
 
 @functools.cache
 def _component():
     """Registered on first use, inside a run (``app.py``'s launcher imports this module before
-    the runtime exists). Its script: :data:`LOADER`; its style sheet: uPlot's."""
+    the runtime exists). Its script: :func:`script`, served; its style sheet: uPlot's."""
     return st.components.v2.component(
         "hexplorer_liveplot",
-        js=LOADER.format(route=module_route()),
+        js=served.loader("liveplot"),
         css="/* uPlot */\n" + (STATIC / "uPlot.min.css").read_text(),  # a newline: inline
         isolate_styles=False,
     )
@@ -405,14 +385,14 @@ FILES: dict[str, Callable[[], Path]] = {
 
 
 def static_files() -> dict[str, Callable[[], tuple[Path | bytes, str]]]:
-    """:data:`FILES` and the chart's script (:func:`module_route`) as the server's static cache
-    (``dashboard.server.statics``) takes them: each route → (file or bytes, Cache-Control)."""
+    """:data:`FILES` and the components' scripts (:mod:`dashboard.common.view.served`) as the
+    server's static cache (``dashboard.server.statics``) takes them: each route → (file or
+    bytes, Cache-Control)."""
 
     def entry(file: Callable[[], Path]) -> Callable[[], tuple[Path | bytes, str]]:
         return lambda: (file(), CACHE_CONTROL)
 
-    files = {route: entry(file) for route, file in FILES.items()}
-    return {**files, module_route(): lambda: (module_js(), MODULE_CACHE_CONTROL)}
+    return {**{route: entry(file) for route, file in FILES.items()}, **served.static_files()}
 
 
 def _endpoint(file: Callable[[], Path]) -> Callable[[Request], Awaitable[Response]]:
@@ -424,19 +404,12 @@ def _endpoint(file: Callable[[], Path]) -> Callable[[Request], Awaitable[Respons
     return serve
 
 
-async def _module(request: Request) -> Response:
-    return Response(
-        module_js(),
-        media_type="text/javascript",
-        headers={"Cache-Control": MODULE_CACHE_CONTROL},
-    )
-
-
 def routes() -> list[Route]:
-    """The routes ``app.py``'s ``st.App`` serves the bundles of :data:`FILES` and the chart's
-    script on."""
+    """The routes an app that draws these charts (:func:`enable`) serves: the bundles of
+    :data:`FILES`, and the scripts of the charts and of every component registered with
+    :mod:`dashboard.common.view.served` by then (the ε slider's: import it first)."""
     bundles = [Route(route, _endpoint(file)) for route, file in FILES.items()]
-    return [*bundles, Route(module_route(), _module)]
+    return [*bundles, *served.routes()]
 
 
 LITE_FILLS = frozenset({None, "none", "toself", "tozeroy"})

@@ -3,8 +3,8 @@
 Every Streamlit rerun costs the browser two commits of ~1,100 React renders for its status
 messages alone (``docs/benchmarks.md``, wave 12), so no rerun can repaint the charts within
 100 ms of an ε step. This slider is a native ``<input type="range">`` over the stops'
-indices (a ``st.components.v2`` component, its script inline): on every ``input`` it tells the
-page at once — ``window.dispatchEvent(new CustomEvent("hexplorer:frame", {detail: {group,
+indices (a ``st.components.v2`` component, its script served by the app: ``served``): on every
+``input`` it tells the page at once — ``window.dispatchEvent(new CustomEvent("hexplorer:frame", {detail: {group,
 index, value}}))`` — and the charts drawn with ``frames=`` (``dashboard.common.view.liveplot``)
 apply that stop's patch from a document fetched once; the stop's ε goes to the server (a rerun
 of the fragment, for the tables, the headline and the URL) once the user releases the mouse
@@ -28,7 +28,7 @@ from collections.abc import Callable, Sequence
 
 import streamlit as st
 
-from dashboard.common.view import liveplot
+from dashboard.common.view import liveplot, served
 
 PAUSE_MS = 300
 """How long the slider waits without input (keys, tapped or held, or the mouse button still
@@ -284,11 +284,14 @@ CSS = """
 """
 
 
+served.register("slider", lambda: JS)  # its script served by the app, not inline
+
+
 @functools.cache
 def _component():
     """Registered on first use, inside a run (as ``liveplot``'s chart)."""
     return st.components.v2.component(
-        "hexplorer_epsilon_slider", js=JS, css=CSS, isolate_styles=False
+        "hexplorer_epsilon_slider", js=served.loader("slider"), css=CSS, isolate_styles=False
     )
 
 

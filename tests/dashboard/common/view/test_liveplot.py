@@ -4,7 +4,6 @@ plain ``st.plotly_chart`` wherever that route is not served (AppTest, a page run
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import re
 from pathlib import Path
 
@@ -57,25 +56,6 @@ def test_the_uplot_route_serves_uplot_and_the_component_loads_it():
     assert _served(liveplot.UPLOT_ROUTE) == liveplot.uplot_js()
     assert b"uPlot" in liveplot.uplot_js().read_bytes()[:2000]
     assert "MIT" in (liveplot.STATIC / "UPLOT-LICENSE").read_text()
-
-
-def test_the_charts_script_is_served_by_its_content_and_the_component_imports_it():
-    """The component's own script is a short loader (its host hashes it on every new figure);
-    the chart's script is served under a name made from its content, cached for good."""
-    route = liveplot.module_route()
-    loader = liveplot.LOADER.format(route=route)
-    assert f'import(new URL("{route}", document.baseURI)' in loader and len(loader) < 300
-    assert "\n" in loader  # one line would be taken for a file's path
-    body = liveplot.module_js()
-    assert route == f"/_hexplorer/liveplot-{hashlib.sha256(body).hexdigest()[:16]}.js"
-    assert body.decode().startswith((liveplot.STATIC / "liteplot.js").read_text())
-    assert body.decode().endswith(liveplot.JS) and "export default function" in liveplot.JS
-    served = {r.path: r for r in liveplot.routes()}[route]
-    request = Request({"type": "http", "method": "GET", "path": route, "headers": []})
-    response = asyncio.run(served.endpoint(request))
-    assert response.body == body and response.media_type == "text/javascript"
-    assert response.headers["cache-control"] == liveplot.MODULE_CACHE_CONTROL
-    assert liveplot.static_files()[route]() == (body, liveplot.MODULE_CACHE_CONTROL)
 
 
 def test_lite_only_when_asked_and_only_for_what_liteplot_draws():

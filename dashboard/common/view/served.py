@@ -1,0 +1,80 @@
+"""Our components' scripts, served by the app under names made from their content.
+
+Streamlit's component host hashes a component's inline script, character by character, every
+time the component's data changes: for a chart, every new figure; for the ε slider, every rerun.
+With the chart's 36 kB script that was 13.5 ms of a first ε step's main thread in Chromium
+(``docs/benchmarks.md``, wave 18). A component made with :func:`loader` has a two-line script
+instead, which imports the real one from :func:`route`: a name made from the script's content,
+cached by the browser for good, compiled once. ``app.py`` serves every script registered here
+(:func:`static_files` for its static cache, :func:`routes` for its ``st.App``), so a module that
+registers one must be imported before the app is made.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+from collections.abc import Callable
+from pathlib import Path
+
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+CACHE_CONTROL = "public, immutable, max-age=31536000"
+"""A script is named by its content: cached a year, never asked again."""
+
+_SCRIPTS: dict[str, Callable[[], str]] = {}
+
+
+def register(name: str, script: Callable[[], str]) -> None:
+    """Serve ``script()`` (an ES module with a default export) as component ``name``'s script."""
+    _SCRIPTS[name] = script
+
+
+@functools.cache
+def body(name: str) -> bytes:
+    """The script of ``name`` as served."""
+    return _SCRIPTS[name]().encode()
+
+
+@functools.cache
+def route(name: str) -> str:
+    """Where the script of ``name`` is served: ``/_hexplorer/<name>-<digest of its content>.js``."""
+    return f"/_hexplorer/{name}-{hashlib.sha256(body(name)).hexdigest()[:16]}.js"
+
+
+def loader(name: str) -> str:
+    """The component's own script: it imports ``name``'s script and hands it the component.
+    A full URL (the host runs this script from a ``blob:`` URL, against which a path resolves
+    to nothing), and two lines (Streamlit takes a script of one line for a file's path)."""
+    return (
+        f"// {name}: the script is served by the app (dashboard/common/view/served.py)\n"
+        "export default (component) => "
+        f'import(new URL("{route(name)}", document.baseURI).href)'
+        ".then((m) => m.default(component));\n"
+    )
+
+
+def static_files() -> dict[str, Callable[[], tuple[Path | bytes, str]]]:
+    """Every registered script as the server's static cache (``dashboard.server.statics``)
+    takes them: route → (bytes, Cache-Control)."""
+
+    def entry(name: str) -> Callable[[], tuple[Path | bytes, str]]:
+        return lambda: (body(name), CACHE_CONTROL)
+
+    return {route(name): entry(name) for name in _SCRIPTS}
+
+
+def routes() -> list[Route]:
+    """The routes ``app.py``'s ``st.App`` serves every registered script on."""
+
+    def endpoint(name: str) -> Callable[[Request], object]:
+        async def serve(request: Request) -> Response:
+            return Response(
+                body(name), media_type="text/javascript", headers={"Cache-Control": CACHE_CONTROL}
+            )
+
+        return serve
+
+    return [Route(route(name), endpoint(name)) for name in _SCRIPTS]
