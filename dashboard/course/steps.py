@@ -39,7 +39,7 @@ def text(a: Answer, u: Units) -> StepText:
             title=title,
             intro=(
                 "ε is a promise about odds. Whatever one release shows, an observer's odds about "
-                f"any one {u.user} (for instance, that it drove fast) can change by at most a "
+                f"any one {u.user} (for instance, that it went fast) can change by at most a "
                 "factor e^ε. Small ε: the release barely moves anyone's beliefs."
             ),
             question=(
