@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -23,11 +24,14 @@ UPPER_RANGE = (1e-6, 1e9)
 must stay a finite float, and U² · N must stay far from float64 overflow."""
 
 
+@functools.cache
 def log_grid(lo: float, hi: float, n: int) -> tuple[float, ...]:
     """``n`` values from ``lo`` to ``hi`` equally spaced on a log scale (``numpy.geomspace``),
     each the float nearest to lo·(hi/lo)^(i/(n−1)), computed in 50-digit decimals: the same
     bits on every machine (numpy's own differs in the last bit between CPUs with and without
     AVX-512), so a chart's ε axis, a plan's grid and what is built from them are reproducible.
+    Kept once made (a tuple; 161 points take about 5 ms, and the plan's Monte-Carlo grid and
+    the city's coverage curve are the same one).
 
     >>> log_grid(0.01, 10.0, 4)
     (0.01, 0.1, 1.0, 10.0)
