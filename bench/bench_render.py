@@ -229,7 +229,7 @@ def _slider_step(page, label: str, key: str = "ArrowRight") -> None:
 _steps = 1  # --steps: ε steps measured per fresh browser on One hexagon, the Map and its floor
 
 
-def _map_steps(page, cdp, label: str = ERROR_SLIDER) -> dict[str, float]:
+def _slider_steps(page, cdp, label: str = ERROR_SLIDER) -> dict[str, float]:
     """A step of the slider ``label`` (the error map's ε by default; :func:`_slider_step`),
     ``--steps`` times in this browser, four right and four left in turn: the median of each
     measure (the counts included)."""
@@ -356,7 +356,7 @@ def _map(page, cdp, url: str) -> dict[str, dict[str, float]]:
 
     out = {"first render": _measured(page, cdp, first)}
     out["error map shown"] = _measured(page, cdp, error_map)
-    out["error-map ε step"] = _map_steps(page, cdp)
+    out["error-map ε step"] = _slider_steps(page, cdp)
     return out
 
 
@@ -369,7 +369,7 @@ def _floor(page, cdp, url: str) -> dict[str, dict[str, float]]:
         _settle(page)
 
     out = {"first render": _measured(page, cdp, first)}
-    out["ε step"] = _map_steps(page, cdp, "Privacy loss ε")
+    out["ε step"] = _slider_steps(page, cdp, "Privacy loss ε")
     return out
 
 
@@ -383,7 +383,7 @@ def _floor_map(page, cdp, url: str) -> dict[str, dict[str, float]]:
         _settle(page)
 
     out = {"first render": _measured(page, cdp, first)}
-    out["error-map ε step"] = _map_steps(page, cdp)
+    out["error-map ε step"] = _slider_steps(page, cdp)
     return out
 
 
