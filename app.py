@@ -21,7 +21,7 @@ from pathlib import Path
 import streamlit as st
 from starlette.middleware import Middleware
 
-from dashboard.common.view import frames, liveplot, slider  # noqa: F401 (slider: its script served)
+from dashboard.common.view import frames, livemap, liveplot, slider  # noqa: F401 (scripts served)
 from dashboard.server import nodelay, warmup
 from dashboard.server.prefetch import ModulePreload
 from dashboard.server.statics import StaticCache

@@ -7,10 +7,12 @@ issue 29 asks ≤ 150 ms of the demo city's.
 Starts ``streamlit run app.py`` on a loopback port (Debian's Chromium through Playwright,
 headless, 1400×1000), opens the Map, chooses "Colour by: error at ε" and waits until the page is
 idle; then moves the Map's ε slider one stop at a time with the keyboard (left four, right four,
-…) and times each move from the key press until the fragment has re-run — the read-out beside the
-map names the new ε, Streamlit is idle and no element is stale — plus two animation frames, in
-which deck.gl draws the new colours. Each stop's first visit is a new ε for the error lookup;
-nothing in the ε path is cached across stops except the per-slot staircase table.
+…) and times each move from the key press until the map shows the new ε — the browser's map
+(``dashboard/common/view/livemap.py``) says so once it has recoloured itself from the frames
+document, before any rerun — plus two animation frames, in which deck.gl draws the new colours.
+Each move's rerun is timed too, until the read-out beside the map names the new ε, Streamlit is
+idle and no element is stale (it includes the slider's 300 ms pause after the last key). A page
+without the browser's map (the bare page below) is timed to its rerun.
 
 The synthetic city is written on the fly to a temporary data directory (``HEXPLORER_DATA_DIR``)
 and opened by link (``?source=path&path=…``): ``--hexagons`` H3 cells of resolution 7 around one
@@ -104,10 +106,31 @@ def synthetic_city(path: Path, n_hexagons: int, seed: int = 0) -> int:
     return len(table)
 
 
-def epsilon_moves(page, n: int, start: int = 0) -> list[float]:
+# Resolves (ms since t0) once the map the browser draws (dashboard/common/view/livemap.py)
+# shows ε = `eps`, two frames later; on a page without it, as WAIT_JS.
+WAIT_MAP_JS = """
+([eps, t0]) => new Promise((resolve) => {
+  const tick = () => {
+    const map = document.querySelector('.hexplorer-livemap');
+    if (map && +map.dataset.stop === +eps) {
+      requestAnimationFrame(() => requestAnimationFrame(() => resolve(performance.now() - t0)));
+    } else {
+      requestAnimationFrame(tick);
+    }
+  };
+  if (document.querySelector('.hexplorer-livemap')) tick(); else resolve(null);
+})
+"""
+
+
+def epsilon_moves(page, n: int, start: int = 0, reruns: list[float] | None = None) -> list[float]:
     """Milliseconds per ε step, key press to the recoloured map drawn (left four, right four,
-    …, counted from move ``start``)."""
-    thumb = page.locator('[data-testid="stSlider"]').filter(has_text=SLIDER).get_by_role("slider")
+    …, counted from move ``start``). The Map's own slider (the browser's, whose map recolours
+    before the rerun) or Streamlit's (the bare page's). ``reruns``: gets each step's time to
+    its rerun's end as well (the slider sends a stop after a 300 ms pause of the keyboard)."""
+    own = page.get_by_role("slider", name=SLIDER, exact=True)
+    streamlit = page.locator('[data-testid="stSlider"]').filter(has_text=SLIDER)
+    thumb = (own if own.count() else streamlit.get_by_role("slider")).first
     times = []
     for i in range(start, start + n):
         key = "ArrowLeft" if (i // 4) % 2 == 0 else "ArrowRight"
@@ -115,7 +138,11 @@ def epsilon_moves(page, n: int, start: int = 0) -> list[float]:
         t0 = page.evaluate("() => performance.now()")
         thumb.press(key)
         value = thumb.get_attribute("aria-valuetext")
-        times.append(page.evaluate(WAIT_JS, [value, t0]))
+        drawn = page.evaluate(WAIT_MAP_JS, [value, t0])
+        done = page.evaluate(WAIT_JS, [value, t0])
+        times.append(done if drawn is None else drawn)
+        if reruns is not None:
+            reruns.append(done)
     return times
 
 
@@ -186,14 +213,17 @@ def main(argv: list[str] | None = None) -> int:
                     if city == "demo" and args.floor:
                         results.update(with_floor(browser, page, args.moves))
                     else:
-                        results[city] = epsilon_moves(page, args.moves)
+                        reruns: list[float] = []
+                        results[city] = epsilon_moves(page, args.moves, reruns=reruns)
+                        results[f"{city}, with its rerun"] = reruns
                     page.close()
         finally:
             browser.close()
     for city, xs in results.items():
         print(_line(f"{city}: ε step → error map recoloured", xs))
-        verdict = "meets" if statistics.median(xs) <= TARGETS_MS[city] else "MISSES"
-        print(f"{city}: {verdict} {TARGETS_MS[city]:g} ms")
+        if city in TARGETS_MS:
+            verdict = "meets" if statistics.median(xs) <= TARGETS_MS[city] else "MISSES"
+            print(f"{city}: {verdict} {TARGETS_MS[city]:g} ms")
     print(f"load after: {os.getloadavg()[0]:.2f}. Numbers depend on the machine and its load.")
     return 0
 

@@ -219,7 +219,10 @@ def _settle(page, ms: int = 1000) -> None:
 def _slider_step(page, label: str, key: str = "ArrowRight") -> None:
     """One stop to the right (or ``key``) of the slider labelled ``label`` (keyboard on its
     thumb)."""
-    thumb = page.locator('[data-testid="stSlider"]').filter(has_text=label).get_by_role("slider")
+    thumb = page.get_by_role("slider", name=label, exact=True)  # the browser's (the Map's)
+    if not thumb.count():  # Streamlit's (the bare page's)
+        thumb = page.locator('[data-testid="stSlider"]').filter(has_text=label)
+        thumb = thumb.get_by_role("slider")
     thumb.first.focus()
     thumb.first.press(key)
     page.wait_for_timeout(300)

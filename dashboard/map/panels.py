@@ -29,26 +29,15 @@ from dashboard.common.session import shown, state
 from dashboard.common.session.selection import picked_row, select_hat
 from dashboard.common.source import compute, units
 from dashboard.common.source.compute import DataSpec
-from dashboard.common.view import downloads, maps, ui
+from dashboard.common.view import downloads, livemap, maps, slider, ui
 from dashboard.map import adaptive, charts, layers, scales
 from dashboard.map import compute as mc
+from dashboard.map import frames as map_frames
 from dashboard.map import state as ms
+from dashboard.map.colouring import Look, drawn_at, hover_texts, metric_labels
 
 MAP_WIDTH_PX = 760  # the map's column beside the read-outs
 ReportHook = Callable[..., None]
-
-
-def metric_labels(u: units.Units) -> dict[str, str]:
-    """'Colour by' options in words, with the data's unit."""
-    return {
-        "records": "records",
-        "users": u.users,
-        "true_mean": f"true mean ({u.value})",
-        "error": f"error at ε ({u.value})",
-        "relative_error": "relative error",
-        "within_target": "within target ±X",
-        "release": "one noisy release",
-    }
 
 
 def _value_label(metric: str, labels: dict[str, str], u) -> str:
@@ -75,19 +64,48 @@ def _on_map_select(slot: str | None = None) -> None:
     st.session_state[state.MAP_CLICKS] = int(st.session_state.get(state.MAP_CLICKS, 0)) + 1
 
 
+def _on_live_click(slot: str, row: dict) -> None:
+    """A click on a hexagon of the map the browser draws (:mod:`livemap`): its HAT."""
+    label = row.get("hat") or (f"{row['cell']}/{slot}" if row.get("cell") else None)
+    if label is not None:
+        select_hat(str(label))
+        st.session_state[ms.APP_RERUN] = True  # the rest of the page shows the HAT
+
+
+def _epsilon_control(c) -> None:
+    """The ε slider: the browser's (it recolours the map before the rerun, :mod:`livemap`)
+    where it is served, else ``st.select_slider``; both bound to the shared ε."""
+    ss = st.session_state
+    help_ = "The same ε as on One hexagon and Whole city: moving it here moves it there."
+    eps = float(ss[state.EPSILON])
+    with c:
+        if slider.available():
+            slider.epsilon_slider(
+                ms.EPSILON_LABEL,
+                stops=ms.stops_with(eps),
+                value=eps,
+                key=ms.EPSILON_RANGE,
+                group=ms.EPSILON_GROUP,
+                help=help_,
+                on_change=ms.set_epsilon,
+            )
+            return
+        st.select_slider(
+            ms.EPSILON_LABEL,
+            options=ms.stops_with(eps),
+            key=ms.EPSILON,
+            on_change=ms.on_epsilon,
+            format_func=lambda e: f"{e:g}",
+            help=help_,
+        )
+
+
 def _controls(metric: str) -> tuple[float, str, float | None]:
     """ε, mechanism and target widgets (bound to the shared values); returns their values."""
     ss = st.session_state
     ms.bind()
     c = st.columns([4, 3, 2, 2])
-    c[0].select_slider(
-        "ε per hexagon (log scale)",
-        options=ms.stops_with(float(ss[state.EPSILON])),
-        key=ms.EPSILON,
-        on_change=ms.on_epsilon,
-        format_func=lambda e: f"{e:g}",
-        help="The same ε as on One hexagon and Whole city: moving it here moves it there.",
-    )
+    _epsilon_control(c[0])
     c[1].selectbox(
         "Mechanism",
         options=list(ms.mechanisms()),
@@ -120,41 +138,6 @@ def _controls(metric: str) -> tuple[float, str, float | None]:
         )
     target = float(ss[ms.TARGET] or 0.0)
     return float(ss[state.EPSILON]), str(ss[state.MECHANISM]), (target if target > 0 else None)
-
-
-def _scale(metric: str, values: np.ndarray, target: float, upper: float, u, auto: bool):
-    title = metric_labels(u)[metric]
-    if metric == "within_target":
-        return scales.trust_scale()
-    if auto:
-        return scales.auto_scale(values, title=title)
-    if metric == "error":
-        return scales.error_scale(target, u)
-    if metric == "relative_error":
-        return scales.relative_scale()
-    return scales.value_scale(upper, u)
-
-
-def _texts(metric: str, values, sh: mc.Shown, u) -> dict[str, np.ndarray]:
-    """Tooltip texts of every hexagon, formatted array-wise (numpy's ``char.mod``)."""
-    labels = np.array(TRUST_LABELS)
-    values = np.asarray(values, dtype=float)
-    if metric == "relative_error":
-        value_text = np.where(
-            np.isfinite(values), np.char.mod("%.1f %%", 100 * np.nan_to_num(values)), "–"
-        )
-    elif metric == "within_target":
-        value_text = labels[sh.classes]
-    else:
-        value_text = np.char.mod("%.2f", values)  # the unit is in the tooltip's label
-    out = {
-        "m": np.where(sh.m_ub >= 0, sh.m_ub.astype(str), "–"),
-        "e": np.char.mod("%.2f", sh.error),
-        "k": labels[sh.classes],
-    }
-    if metric != "error":  # the error map's value is the error itself: not sent twice
-        out["v"] = value_text
-    return out
 
 
 def error_frame(base, sh: mc.Shown, at, *, target: float, noisy=None):
@@ -208,18 +191,13 @@ def map_view(
     with st.spinner("Every hexagon's error staircase (once per slot)…"):
         mc.table(spec, slot, noise_measure)
     base = mc.base(spec, slot)
-    at = mc.errors_at(spec, slot, noise_measure, mechanism, epsilon)
     seed = int(ss.get(state.SEED) or 0)
-    noisy = mc.release(spec, slot, mechanism, epsilon, seed) if metric == "release" else None
-    sh = mc.shown(metric, at, base, target=target, upper=spec.upper, noisy=noisy)
-    scale = _scale(metric, sh.values, target, spec.upper, u, bool(ss[ms.AUTO_SCALE]))
+    look = Look(metric, mechanism, target, noise_measure, bool(ss[ms.AUTO_SCALE]), seed, u)
+    at, noisy, sh, scale, styled, texts = drawn_at(spec, slot, look, epsilon)
     classes = None if metric == "within_target" else sh.classes
-    styled = scales.style(sh.values, scale, classes)
     view, map_scale = mc.view(spec, slot, MAP_WIDTH_PX)
     draw = layers.draw_mode(map_scale.hex_px)
-    rows = layers.records(
-        base, styled, {**_base_texts(base), **_texts(metric, sh.values, sh, u)}, draw=draw
-    )
+    rows = layers.records(base, styled, {**_base_texts(base), **texts}, draw=draw)
     deck = layers.error_deck(
         rows,
         view,
@@ -231,17 +209,34 @@ def map_view(
         pick_token=int(ss.get(state.MAP_CLICKS, 0)),
         basemap=basemap,
     )
+    alt = (
+        f"Map of {len(base)} hexagons in slot {slot}, coloured by {labels[metric]} at "
+        f"ε = {epsilon:g} ({mechanism})"
+    )
     left, right = st.columns([4, 1])
     with left:
-        st.pydeck_chart(
-            deck,
-            on_select=functools.partial(_on_map_select, slot),
-            selection_mode="single-object",
-            key=state.MAP_DECK,
-            height=maps.MAP_HEIGHT_PX,
-            alt=f"Map of {len(base)} hexagons in slot {slot}, coloured by {labels[metric]} at "
-            f"ε = {epsilon:g} ({mechanism})",
-        )
+        if livemap.available():  # recoloured by the browser's ε slider, before the rerun
+            livemap.deck_chart(
+                deck,
+                key=ms.LIVE_DECK,
+                height=maps.MAP_HEIGHT_PX,
+                alt=alt,
+                frames=map_frames.url(spec, slot, look, ms.stops_with(epsilon)),
+                group=ms.EPSILON_GROUP,
+                stop=epsilon,
+                patch=[layer.id for layer in deck.layers if layer.id.startswith(maps.HEX_LAYER_ID)],
+                rest=layers.fingerprint(repr((selected_cell, basemap, view, draw, rows.geometry))),
+                on_click=functools.partial(_on_live_click, slot),
+            )
+        else:
+            st.pydeck_chart(
+                deck,
+                on_select=functools.partial(_on_map_select, slot),
+                selection_mode="single-object",
+                key=state.MAP_DECK,
+                height=maps.MAP_HEIGHT_PX,
+                alt=alt,
+            )
     w = sh.within
     with right:
         st.metric(
@@ -479,7 +474,7 @@ def split_view(spec: DataSpec, slot: str) -> None:
     sh_b = mc.shown("error", at_b, base, target=target, upper=spec.upper)
     names = {"A": f"ε = {eps_a:g}, {mech_a}", "B": f"ε = {eps_b:g}, {mech_b}"}
     if mode == "adaptive":  # side B: the adaptive cover at A's ε and mechanism
-        texts_a = {**_base_texts(base), **_texts("error", sh_a.values, sh_a, u)}
+        texts_a = {**_base_texts(base), **hover_texts("error", sh_a.values, sh_a, u)}
         adaptive.split_view(spec, slot, base, sh_a, texts_a, target, noise_measure, MAP_WIDTH_PX)
         return
     cols = st.columns(2)
@@ -500,7 +495,7 @@ def split_view(spec: DataSpec, slot: str) -> None:
             styled = scales.style(sh.values, scale, sh.classes)
             rows.append(
                 layers.records(
-                    base, styled, {**texts, **_texts("error", sh.values, sh, u)}, draw=draw
+                    base, styled, {**texts, **hover_texts("error", sh.values, sh, u)}, draw=draw
                 )
             )
         deck = layers.split_deck(
@@ -529,7 +524,7 @@ def split_view(spec: DataSpec, slot: str) -> None:
         rows_d = layers.records(
             base,
             styled,
-            {**texts, **_texts("error", sh_b.values, sh_b, u), "v": value_text},
+            {**texts, **hover_texts("error", sh_b.values, sh_b, u), "v": value_text},
             draw=draw_d,
         )
         deck = layers.error_deck(

@@ -17,7 +17,11 @@ import streamlit as st
 from core.mechanisms import analytic_names
 from dashboard.common.session import state
 
-EPSILON = "map_epsilon"  # the slider bound to the shared ε
+EPSILON = "map_epsilon"  # the slider bound to the shared ε (st.select_slider)
+EPSILON_RANGE = "map_epsilon_range"  # the browser's slider (dashboard.common.view.slider)
+EPSILON_GROUP = "map_epsilon"  # its hexplorer:frame events, heard by the error map
+EPSILON_LABEL = "ε per hexagon (log scale)"
+LIVE_DECK = "map_live_deck"  # the error map the browser recolours (dashboard.common.view.livemap)
 MECHANISM = "map_mechanism"  # the select box bound to the shared mechanism
 TARGET = "map_target"  # the number box bound to the shared target
 AUTO_SCALE = "map_auto_scale"  # colour scale from the values shown instead of fixed
@@ -113,6 +117,11 @@ def bind() -> None:
 
 def on_epsilon() -> None:
     state.push(EPSILON, state.EPSILON)
+
+
+def set_epsilon(value: float) -> None:
+    """The browser's slider moved to ``value`` (one of its stops): the shared ε."""
+    st.session_state[state.EPSILON] = float(value)
 
 
 def on_mechanism() -> None:

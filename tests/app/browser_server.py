@@ -121,10 +121,20 @@ def inside(box: dict | None, width: int, height: int) -> bool:
 # --- shared page steps (tests and bench/bench_map.py) ---------------------------------------
 
 DECK = '[data-testid="stDeckGlJsonChart"]'
+LIVE_MAP = ".hexplorer-livemap"
+"""The error map the browser recolours (``dashboard.common.view.livemap``); its canvas is in
+its own frame (:func:`error_map_canvas`)."""
+MAPS = f"{DECK}, {LIVE_MAP}"
+"""Every map on the page, Streamlit's and the browser's, in the page's order."""
 IDLE_JS = """() => !document.querySelector('[data-testid="stStatusWidgetRunningIcon"], [data-testid="stStatusWidgetRunningManIcon"]')
   && document.querySelectorAll('[data-stale="true"]').length === 0"""
 """True once Streamlit has finished running and no element is stale."""
 ERROR_SLIDER = "ε per hexagon (log scale)"
+
+
+def error_map_canvas(page):
+    """The canvas of the Map's error map (drawn by the browser in its own frame)."""
+    return page.frame_locator(f"{LIVE_MAP} iframe").locator("canvas").first
 
 
 def wait_idle(page, timeout_ms: int = 600_000, polling: int | str = "raf") -> None:
@@ -277,10 +287,11 @@ def click_until(page, expect, shown, at, *, attempts: int = 12) -> None:
 
 
 def click_map_centre(page, expect, shown, *, deck: int = 0, attempts: int = 12) -> None:
-    """Click the centre of the ``deck``-th map until the locator ``shown`` is visible."""
+    """Click the centre of the ``deck``-th map (:data:`MAPS`) until the locator ``shown`` is
+    visible."""
 
     def centre() -> tuple[float, float]:
-        box = page.locator(DECK).nth(deck).bounding_box()
+        box = page.locator(MAPS).nth(deck).bounding_box()
         return box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
 
     click_until(page, expect, shown, centre, attempts=attempts)

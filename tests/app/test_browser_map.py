@@ -14,11 +14,14 @@ import re
 import pytest
 from browser_server import (
     DECK,
+    LIVE_MAP,
     ROOT,
+    HeldMessages,
     centre_hat,
     chromium_page,
     click_map_centre,
     click_until,
+    error_map_canvas,
     open_error_map,
     streamlit_server,
 )
@@ -100,15 +103,12 @@ def test_error_at_epsilon_and_moving_epsilon_change_the_maps_pixels(server):
         records = _settled(canvas, page)
         page.get_by_text("error at ε (km/h)").click()
         expect(page.get_by_text("Hexagons within ±5 km/h")).to_be_visible(timeout=120_000)
-        canvas = page.locator(f"{DECK} canvas").first
+        canvas = error_map_canvas(page)
         at_one = _settled(canvas, page, differs_from=records)
         assert not np.array_equal(at_one, records)  # error colours, not record counts
         share = page.locator('[data-testid="stMetricValue"]').first.inner_text()
 
-        slider = page.locator('[data-testid="stSlider"]').filter(
-            has_text="ε per hexagon (log scale)"
-        )
-        thumb = slider.get_by_role("slider")
+        thumb = page.get_by_role("slider", name="ε per hexagon (log scale)", exact=True)
         thumb.focus()
         for _ in range(6):  # 1 → 0.3: much more error
             thumb.press("ArrowLeft")
@@ -123,6 +123,49 @@ def test_error_at_epsilon_and_moving_epsilon_change_the_maps_pixels(server):
         page.screenshot(path=str(ARTIFACTS / "browser-error-map.png"))
 
 
+def test_moving_epsilon_recolours_the_error_map_before_the_rerun_as_the_rerun_draws_it(server):
+    """The browser's ε slider recolours the error map from the frames document while no
+    message can reach the server (held): the map shows the new ε at once, the read-out beside
+    it still the old one. Once the stop reaches the server, its rerun leaves the map as the
+    browser drew it (the same pixels) and the read-out follows."""
+    import numpy as np
+
+    failure = ARTIFACTS / "browser-error-map-live-failure.png"
+    with chromium_page(failure, height=1100) as (page, expect):
+        held = HeldMessages(page)
+        _open_error_map(page, expect, server)
+        live = page.locator(LIVE_MAP)
+        expect(live).to_have_attribute("data-stop", "1", timeout=60_000)
+        canvas = error_map_canvas(page)
+        page.mouse.move(1, 1)
+        at_one = _settled(canvas, page)
+        readout = page.get_by_text("ε = 1, opt-arrayavg, mean noise measure.")
+        expect(readout).to_be_visible()
+
+        thumb = page.get_by_role("slider", name="ε per hexagon (log scale)", exact=True)
+        thumb.focus()
+        page.wait_for_timeout(3_000)  # the focus asked for the document: fetched by now
+        held.hold()
+        for _ in range(6):
+            thumb.press("ArrowLeft")
+        eps = str(thumb.get_attribute("aria-valuetext"))
+        assert float(eps) < 1
+        expect(live).to_have_attribute("data-stop", re.compile(rf"^{re.escape(eps)}$"))
+        drawn = _settled(canvas, page, differs_from=at_one)
+        assert np.any(drawn != at_one, axis=2).mean() > 0.01  # recoloured by the browser
+        expect(readout).to_be_visible()  # … and no rerun yet
+        held.wait_for_one("the slider's stop")
+
+        held.release()
+        expect(page.get_by_text(f"ε = {eps}, opt-arrayavg, mean noise measure.")).to_be_visible(
+            timeout=60_000
+        )
+        page.wait_for_timeout(1_000)
+        after = _settled(canvas, page)
+        assert np.array_equal(after, drawn)  # the rerun's map is the one the browser drew
+        _no_exception(page)
+
+
 def test_split_view_shows_two_maps_that_pan_together(server):
     import numpy as np
 
@@ -130,7 +173,7 @@ def test_split_view_shows_two_maps_that_pan_together(server):
         _open_error_map(page, expect, server)
         page.get_by_text("Two settings side by side").click()
         expect(page.get_by_text("Left A (ε = 1, opt-arrayavg)")).to_be_visible(timeout=120_000)
-        split = page.locator(f"{DECK} canvas").nth(1)  # the split view: the second deck
+        split = page.locator(f"{DECK} canvas").first  # the split view (Streamlit's map element)
         split.scroll_into_view_if_needed()
         expect(split).to_be_visible(timeout=60_000)
         before = _settled(split, page)
@@ -195,7 +238,7 @@ def test_click_on_the_error_map_selects_the_hexagon_and_keeps_the_legend_colours
     failure = ARTIFACTS / "browser-error-map-click-failure.png"
     with chromium_page(failure, height=1100) as (page, expect):
         _open_error_map(page, expect, server)
-        canvas = page.locator(f"{DECK} canvas").first
+        canvas = error_map_canvas(page)
         page.mouse.move(1, 1)  # no hover highlight in the pictures
         before = _settled(canvas, page)
 
@@ -204,7 +247,7 @@ def test_click_on_the_error_map_selects_the_hexagon_and_keeps_the_legend_colours
         expect(box).to_have_value(re.compile(f"^{cell} — "), timeout=30_000)
         expect(page.get_by_text("error at ε (km/h)").first).to_be_visible()
         page.mouse.move(1, 1)
-        after = _settled(page.locator(f"{DECK} canvas").first, page, differs_from=before)
+        after = _settled(error_map_canvas(page), page, differs_from=before)
 
         def outline(img):
             return np.all(img == SELECTED_COLOR, axis=2)
@@ -287,7 +330,7 @@ def test_a_click_on_a_dot_of_a_wide_error_map_selects_its_hexagon(tmp_path):
         _no_exception(page)
         expect(page.get_by_text(re.compile(r"each is shown by a dot"))).to_be_visible()
         expect(page.get_by_text(re.compile(f"Selected HAT: {cell}/"))).to_have_count(0)
-        canvas = page.locator(f"{DECK} canvas").first
+        canvas = error_map_canvas(page)
         page.mouse.move(1, 1)
         img = _settled(canvas, page)
         drawn = img.sum(axis=2) < 720  # anything but the white page

@@ -18,18 +18,27 @@ from collections.abc import Callable
 from pathlib import Path
 
 from starlette.requests import Request
-from starlette.responses import Response
+from starlette.responses import FileResponse, Response
 from starlette.routing import Route
 
 CACHE_CONTROL = "public, immutable, max-age=31536000"
 """A script is named by its content: cached a year, never asked again."""
 
+FILE_CACHE_CONTROL = "public, max-age=86400"
+"""A library's file (its name says no version): cached a day."""
+
 _SCRIPTS: dict[str, Callable[[], str]] = {}
+_FILES: dict[str, Callable[[], Path]] = {}
 
 
 def register(name: str, script: Callable[[], str]) -> None:
     """Serve ``script()`` (an ES module with a default export) as component ``name``'s script."""
     _SCRIPTS[name] = script
+
+
+def register_file(route_: str, file: Callable[[], Path]) -> None:
+    """Serve the JavaScript file ``file()`` (a library's bundle a component loads) at ``route_``."""
+    _FILES[route_] = file
 
 
 @functools.cache
@@ -57,17 +66,21 @@ def loader(name: str) -> str:
 
 
 def static_files() -> dict[str, Callable[[], tuple[Path | bytes, str]]]:
-    """Every registered script as the server's static cache (``dashboard.server.statics``)
-    takes them: route → (bytes, Cache-Control)."""
+    """Every registered script and file as the server's static cache
+    (``dashboard.server.statics``) takes them: route → (bytes or file, Cache-Control)."""
 
     def entry(name: str) -> Callable[[], tuple[Path | bytes, str]]:
         return lambda: (body(name), CACHE_CONTROL)
 
-    return {route(name): entry(name) for name in _SCRIPTS}
+    def file_entry(file: Callable[[], Path]) -> Callable[[], tuple[Path | bytes, str]]:
+        return lambda: (file(), FILE_CACHE_CONTROL)
+
+    scripts = {route(name): entry(name) for name in _SCRIPTS}
+    return {**scripts, **{r: file_entry(file) for r, file in _FILES.items()}}
 
 
 def routes() -> list[Route]:
-    """The routes ``app.py``'s ``st.App`` serves every registered script on."""
+    """The routes ``app.py``'s ``st.App`` serves every registered script and file on."""
 
     def endpoint(name: str) -> Callable[[Request], object]:
         async def serve(request: Request) -> Response:
@@ -77,4 +90,13 @@ def routes() -> list[Route]:
 
         return serve
 
-    return [Route(route(name), endpoint(name)) for name in _SCRIPTS]
+    def file_endpoint(file: Callable[[], Path]) -> Callable[[Request], object]:
+        async def serve(request: Request) -> Response:
+            return FileResponse(
+                file(), media_type="text/javascript", headers={"Cache-Control": FILE_CACHE_CONTROL}
+            )
+
+        return serve
+
+    scripts = [Route(route(name), endpoint(name)) for name in _SCRIPTS]
+    return [*scripts, *(Route(r, file_endpoint(file)) for r, file in _FILES.items())]

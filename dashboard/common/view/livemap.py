@@ -1,0 +1,311 @@
+"""A pydeck map that the ε slider recolours in the browser, before any rerun.
+
+``st.pydeck_chart`` re-sends the whole Deck on every ε step, and the browser parses it and
+rebuilds every layer's props: the Map's ε step cost 172 ms, below which a bare Streamlit page
+re-sending one pydeck map cannot go (186 ms, ``docs/benchmarks.md``, wave 18). This component
+draws the same Deck JSON with pydeck's own browser bundle (``pydeck/nbextension/static/
+index.js``, the ``@deck.gl/jupyter-widget`` build pydeck ships; its ``createDeck`` and
+``updateDeck``, as pydeck's HTML output uses them), served by the app (:func:`bundle`), and
+listens to the ``hexplorer:frame`` events of the ε slider's group
+(:mod:`dashboard.common.view.slider`): at each stop it writes that stop's colours, trust codes
+and tooltip texts, from a frames document fetched once (:mod:`dashboard.common.view.frames`),
+into the rows of the layers it was told to patch, and asks deck.gl to recompute their colours
+(``updateTriggers``). The rerun that follows brings the same Deck for that stop, which is not
+drawn again.
+
+A click on a hexagon sends its row's ``cell`` (and ``hat`` when the row has one) as the
+component's ``click`` value, with a count, so two clicks on one hexagon are two events.
+
+Where the component is not served (``AppTest``, a page run on its own) :func:`available` is
+False and the page keeps ``st.pydeck_chart``.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.util
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import streamlit as st
+
+from dashboard.common.view import liveplot, served
+
+BUNDLE_ROUTE = "/_hexplorer/pydeck-bundle.js"
+
+
+def bundle() -> Path:
+    """pydeck's browser bundle (deck.gl, its JSON converter and ``createDeck``), found without
+    importing pydeck."""
+    spec = importlib.util.find_spec("pydeck")
+    assert spec is not None and spec.origin is not None, "pydeck is a dependency"
+    return Path(spec.origin).parent / "nbextension" / "static" / "index.js"
+
+
+JS = r"""
+const BUNDLE = "__BUNDLE__";
+const IDLE_MS = __IDLE_MS__;
+const COLOURS = ["getFillColor", "getLineColor", "getLineWidth"];
+
+// The map's own document: an iframe of the page's origin that loads pydeck's bundle. Not the
+// page itself: Streamlit's own map element brings another deck.gl and luma.gl, and luma.gl
+// refuses to start a second version in one window. Resolves to the iframe's window.
+function mapWindow(m, font) {
+  if (!m.win) {
+    m.win = new Promise((resolve, reject) => {
+      const frame = document.createElement("iframe");
+      frame.className = "hexplorer-livemap-frame";
+      frame.style.cssText = "border: 0; width: 100%; height: 100%; display: block;";
+      const src = new URL(BUNDLE, document.baseURI).href;
+      frame.srcdoc = '<!doctype html><html><head><meta charset="utf-8"><style>'
+        + "html, body {margin: 0; height: 100%; overflow: hidden; background: transparent;"
+        + " font-family: " + font + ";} #map {position: relative; width: 100%; height: 100%;}"
+        + '</style><script src="' + src + '"></' + 'script></head><body><div id="map"></div>'
+        + "</body></html>";
+      frame.addEventListener("load", () => {
+        const win = frame.contentWindow;
+        if (win && win.createDeck) resolve(win);
+        else reject(new Error("Maps: could not load " + BUNDLE + "."));
+      }, {once: true});
+      // The pointer leaving the map ends its hover highlight (deck.gl in a frame keeps the
+      // last hexagon highlighted otherwise): no object highlighted until the pointer is back.
+      frame.addEventListener("pointerleave", () => hover(m, false));
+      frame.addEventListener("pointerenter", () => hover(m, true));
+      m.box.appendChild(frame);
+      m.frame = frame;
+    });
+  }
+  return m.win;
+}
+
+// Hover highlights on (the pointer is over the map) or off (every highlight cleared).
+function hover(m, on) {
+  if (!m.deck || m.hovering === on) return;
+  m.hovering = on;
+  const layers = (m.deck.props.layers || []).map((layer) => (layer && layer.props.autoHighlight
+    ? layer.clone({highlightedObjectIndex: on ? null : -1}) : layer));
+  m.deck.setProps({layers});
+}
+
+// The frames document of ``url``, fetched once for the page (liveplot.py's cache, shared).
+function framesOf(url) {
+  const docs = window.__hexplorerFrames || (window.__hexplorerFrames = {});
+  if (!docs[url]) {
+    docs[url] = fetch(url, {credentials: "same-origin"})
+      .then((r) => (r.ok ? r.json() : null))
+      .catch(() => null);  // no document: the rerun will come
+  }
+  return docs[url];
+}
+
+// The tooltip of pydeck's {"text": "... {key} ..."}, read from the row under the mouse.
+function tooltipOf(spec) {
+  if (!spec || !spec.text) return null;
+  return ({object}) => object
+    ? {text: spec.text.replace(/{([^{}]+)}/g, (all, k) => (k in object ? String(object[k]) : all))}
+    : null;
+}
+
+// Stop ``k`` of ``doc`` written into the rows of the layers ``ids``: each field the document
+// has for the stop (fill as r, g, b; q; the tooltip's texts) that the row already has.
+function applyStop(m, doc, k) {
+  const ids = new Set(m.patch || []);  // the layers of the Deck drawn
+  const layers = (m.deck.props.layers || []).map((layer) => {
+    if (!layer || !ids.has(layer.id)) return layer;
+    const rows = layer.props.data || [];
+    const fill = doc.fill[k], q = doc.q[k], texts = doc.texts || {};
+    for (let j = 0; j < rows.length; j++) {
+      const row = rows[j];
+      if ("fill" in row) row.fill = [fill[3 * j], fill[3 * j + 1], fill[3 * j + 2]];
+      if ("q" in row) row.q = q[j];
+      for (const key in texts) if (key in row) row[key] = texts[key][k][j];
+    }
+    const token = "stop-" + doc.colours[k];
+    const triggers = Object.fromEntries(COLOURS.map((a) => [a, token]));
+    return layer.clone({updateTriggers: {...(layer.props.updateTriggers || {}), ...triggers}});
+  });
+  m.deck.setProps({layers});
+  m.stop = doc.stops[k];
+  m.box.dataset.stop = String(m.stop);
+}
+
+// The stop the slider of ``group`` shows while the server has not caught up, else null.
+function moving(group) {
+  const g = group && (window.__hexplorerStops || {})[group];
+  return g && g.moving && (!g.root || g.root.isConnected) ? g.value : null;
+}
+
+function show(m, value) {
+  const url = m.data.frames;
+  if (!url || !m.deck) return;
+  const seq = ++m.seq;
+  framesOf(url).then((doc) => {
+    if (!doc || seq !== m.seq || url !== m.data.frames || !m.deck) return;
+    const k = (doc.stops || []).indexOf(value);
+    if (k >= 0) applyStop(m, doc, k);
+  });
+}
+
+function draw(m, win) {
+  const data = m.data;
+  const moved = moving(data.group);
+  if (m.deck && m.json === data.deck) {  // the same Deck: at most another stop
+    if (moved !== null && moved !== m.stop) show(m, moved);
+    return;
+  }
+  if (m.deck && data.frames && data.frames === m.frames && data.rest === m.rest
+      && data.stop === m.stop) {
+    m.json = data.deck;  // the rerun of the stop the frames document drew: already shown
+    return;
+  }
+  const spec = JSON.parse(data.deck);
+  const basemap = JSON.stringify([spec.mapProvider || null, spec.mapStyle || null]);
+  m.seq++;  // a frame still being fetched is for the Deck before
+  if (m.deck && m.basemap !== basemap) {  // the basemap is made with the Deck: a new one
+    m.deck.finalize();
+    m.deck = null;
+    win.document.getElementById("map").replaceChildren();
+  }
+  if (!m.deck) {
+    m.basemap = basemap;
+    m.deck = win.createDeck({
+      container: win.document.getElementById("map"),
+      jsonInput: spec,
+      tooltip: null,
+      handleEvent: (name, info) => {
+        if (name !== "deck-click-event" || !info || !info.object) return;
+        const o = info.object, picked = {n: ++m.clicks};
+        for (const k of ["cell", "hat"]) if (k in o) picked[k] = o[k];
+        m.send("click", picked);
+      },
+    });
+  } else {
+    win.updateDeck(spec, m.deck);
+  }
+  m.deck.setProps({getTooltip: tooltipOf(data.tooltip)});
+  m.frame.title = data.alt || "Map";
+  if (m.hovering === false) {  // the new layers, too, without the highlight
+    m.hovering = null;
+    hover(m, false);
+  }
+  m.json = data.deck;
+  m.patch = data.patch;
+  m.rest = data.rest;
+  m.frames = data.frames;
+  m.stop = data.stop;
+  m.box.dataset.stop = String(m.stop);
+  if (data.frames && !(window.__hexplorerFrames || {})[data.frames]) {
+    clearTimeout(m.idle);
+    m.idle = setTimeout(() => framesOf(data.frames), IDLE_MS);
+  }
+  if (moved !== null && moved !== m.stop) show(m, moved);
+}
+
+export default function (component) {
+  const {data, parentElement, setTriggerValue} = component;
+  let m = parentElement.__hexplorerMap;
+  if (!m) {
+    const box = document.createElement("div");
+    box.className = "hexplorer-livemap";
+    box.setAttribute("role", "img");
+    box.style.position = "relative";
+    box.style.width = "100%";
+    parentElement.appendChild(box);
+    m = parentElement.__hexplorerMap = {box, deck: null, json: null, stop: null, seq: 0,
+      clicks: 0};
+    // Gone from the page (another colouring, another page): its listeners and its Deck go
+    // at the next event, so nothing keeps the map's frame alive.
+    const gone = () => {
+      if (parentElement.isConnected) return false;
+      window.removeEventListener("hexplorer:frame", onFrame);
+      window.removeEventListener("hexplorer:frames-wanted", onWanted);
+      if (m.deck) m.deck.finalize();
+      m.deck = null;
+      return true;
+    };
+    const onFrame = (event) => {
+      const {group, value} = event.detail || {};
+      if (!gone() && group === m.data.group) show(m, value);
+    };
+    const onWanted = (event) => {
+      const {group} = event.detail || {};
+      if (!gone() && m.data.frames && group === m.data.group) framesOf(m.data.frames);
+    };
+    window.addEventListener("hexplorer:frame", onFrame);
+    window.addEventListener("hexplorer:frames-wanted", onWanted);
+  }
+  m.data = data;
+  m.send = setTriggerValue;
+  m.box.style.height = data.height + "px";
+  m.box.setAttribute("aria-label", data.alt || "Map");
+  mapWindow(m, getComputedStyle(parentElement).fontFamily)
+    .then((win) => draw(m, win))
+    .catch((error) => { m.box.textContent = String(error); });
+}
+"""
+
+
+def script() -> str:
+    return JS.replace("__BUNDLE__", BUNDLE_ROUTE).replace(
+        "__IDLE_MS__", str(liveplot.FRAMES_IDLE_MS)
+    )
+
+
+served.register("livemap", script)
+served.register_file(BUNDLE_ROUTE, bundle)
+
+
+@functools.cache
+def _component():
+    """Registered on first use, inside a run (as ``liveplot``'s chart)."""
+    return st.components.v2.component(
+        "hexplorer_livemap", js=served.loader("livemap"), isolate_styles=False
+    )
+
+
+def available() -> bool:
+    """Whether the browser draws this map (where the app serves the components' scripts)."""
+    return liveplot.enabled()
+
+
+def deck_chart(
+    deck,
+    *,
+    key: str,
+    height: int,
+    alt: str,
+    frames: str | None = None,
+    group: str | None = None,
+    stop: float | None = None,
+    patch: Sequence[str] = (),
+    rest: str = "",
+    on_click: Callable[[dict], None] | None = None,
+) -> None:
+    """Draw ``deck`` (a ``pydeck.Deck``); with ``frames`` (a frames document's URL: ``stops``,
+    and per stop ``fill``, ``q``, ``texts`` and ``colours``, :func:`dashboard.map.frames`) the
+    slider of ``group`` recolours the rows of the layers ``patch`` at each of its stops.
+    ``stop``: the stop ``deck`` is drawn at; ``rest``: a digest of everything else the Deck
+    shows (the selection, the view, the basemap…): a rerun with the stop and the rest the map
+    already shows is not drawn again. ``on_click(row)``: a hexagon was clicked (its
+    ``cell``, and ``hat`` if its row has one)."""
+
+    def clicked() -> None:
+        row = (st.session_state.get(key) or {}).get("click")
+        if isinstance(row, dict) and on_click is not None:
+            on_click(row)
+
+    _component()(
+        key=key,
+        data={
+            "deck": deck.to_json(),
+            "tooltip": deck._tooltip if isinstance(deck._tooltip, dict) else None,
+            "height": int(height),
+            "alt": alt,
+            "frames": frames,
+            "group": group,
+            "stop": None if stop is None else float(stop),
+            "patch": list(patch),
+            "rest": rest,
+        },
+        on_click_change=clicked,
+    )

@@ -1,0 +1,109 @@
+"""The error map's frames document (``dashboard.map.frames``): the browser recolours the map at
+each stop of the ε slider from it (``dashboard/common/view/livemap.py``'s ``applyStop``), so the
+rows of the map drawn at one stop, patched with stop k, must be the rows the page draws at k."""
+
+from __future__ import annotations
+
+import copy
+import json
+
+import pytest
+
+from core.data import default_slot, hat_table
+from dashboard.common.sidebar import default_spec
+from dashboard.common.source import compute
+from dashboard.common.source.units import Units
+from dashboard.common.view import livemap
+from dashboard.map import compute as mc
+from dashboard.map import frames as map_frames
+from dashboard.map import layers
+from dashboard.map.colouring import Look, drawn_at
+from dashboard.map.panels import _base_texts
+
+STOPS = [0.1, 0.25, 1.0, 4.0]
+
+
+def apply_stop(rows: list[dict], doc: dict, k: int) -> list[dict]:
+    """livemap.py's ``applyStop`` in Python: each field the document has for stop ``k`` that a
+    row already has (fill as r, g, b from the flat list; q; the hover texts)."""
+    out = copy.deepcopy(rows)
+    fill, q = doc["fill"][k], doc["q"][k]
+    for j, row in enumerate(out):
+        if "fill" in row:
+            row["fill"] = fill[3 * j : 3 * j + 3]
+        if "q" in row:
+            row["q"] = q[j]
+        for key, per_stop in doc["texts"].items():
+            if key in row:
+                row[key] = per_stop[k][j]
+    return out
+
+
+@pytest.fixture(scope="module")
+def demo():
+    spec = default_spec()
+    slot = default_slot(hat_table(compute.prepared(spec).summaries))
+    return spec, slot
+
+
+def _rows(spec, slot, look, eps, draw) -> layers.Rows:
+    base = mc.base(spec, slot)
+    d = drawn_at(spec, slot, look, eps)
+    return layers.records(base, d.styled, {**_base_texts(base), **d.texts}, draw=draw)
+
+
+@pytest.mark.parametrize("metric", ["error", "relative_error", "within_target", "release"])
+@pytest.mark.parametrize("draw", ["hexagons", "both", "dots"])
+def test_a_stop_patched_onto_another_stops_rows_is_that_stops_rows(demo, metric, draw):
+    spec, slot = demo
+    look = Look(metric, "opt-arrayavg", 5.0, "mean", metric == "relative_error", 3, Units())
+    doc = json.loads(json.dumps(map_frames.document(spec, slot, look, STOPS)))  # as sent
+    assert doc["stops"] == STOPS
+    first = _rows(spec, slot, look, STOPS[0], draw)
+    for k, eps in enumerate(STOPS):
+        want = _rows(spec, slot, look, eps, draw)
+        assert apply_stop(first.hexagons, doc, k) == want.hexagons
+        assert apply_stop(first.dots or [], doc, k) == (want.dots or [])
+        assert doc["colours"][k] == want.colours  # the rows' colour fingerprint: no redraw
+    changed = [apply_stop(first.hexagons or first.dots, doc, k) for k in range(len(STOPS))]
+    assert changed[0] != changed[-1]  # ε moves the colours: the test can fail
+
+
+def test_the_document_is_keyed_by_everything_but_epsilon(demo):
+    spec, slot = demo
+    look = Look("error", "opt-arrayavg", 5.0, "mean", False, 0, Units())
+    path = map_frames.url(spec, slot, look, STOPS)
+    assert map_frames.url(spec, slot, look, STOPS) == path
+    others = {
+        map_frames.url(
+            spec, slot, Look("error", "opt-bounding", 5.0, "mean", False, 0, Units()), STOPS
+        ),
+        map_frames.url(
+            spec, slot, Look("error", "opt-arrayavg", 2.0, "mean", False, 0, Units()), STOPS
+        ),
+        map_frames.url(spec, slot, look, [*STOPS, 8.0]),
+        map_frames.url(spec, "another slot", look, STOPS),
+    }
+    assert path not in others and len(others) == 4
+
+
+def test_the_map_component_draws_pydecks_own_bundle_and_reads_createdeck():
+    bundle = livemap.bundle()
+    assert bundle.is_file() and bundle.stat().st_size > 1_000_000
+    head = bundle.read_bytes()[:2000].decode("utf-8", "replace")
+    assert "webpackUniversalModuleDefinition" in head  # a UMD: its exports become globals
+    text = bundle.read_text(encoding="utf-8", errors="replace")
+    assert "createDeck:()=>" in text and "updateDeck:()=>" in text
+    script = livemap.script()
+    assert livemap.BUNDLE_ROUTE in script
+    assert "__BUNDLE__" not in script and "__IDLE_MS__" not in script
+
+
+def test_the_bundle_is_served_with_the_scripts():
+    from dashboard.common.view import liveplot, served
+
+    assert livemap.BUNDLE_ROUTE in {r.path for r in liveplot.routes()}
+    assert livemap.BUNDLE_ROUTE in liveplot.static_files()
+    assert served.route("livemap") in liveplot.static_files()
+    body, cache = liveplot.static_files()[livemap.BUNDLE_ROUTE]()
+    assert body == livemap.bundle() and "max-age" in cache
