@@ -215,7 +215,7 @@ def map_view(
     )
     left, right = st.columns([4, 1])
     with left:
-        if livemap.available():  # recoloured by the browser's ε slider, before the rerun
+        if livemap.available() and not basemap:  # recoloured by the ε slider, before the rerun
             livemap.deck_chart(
                 deck,
                 key=ms.LIVE_DECK,
@@ -225,7 +225,7 @@ def map_view(
                 group=ms.EPSILON_GROUP,
                 stop=epsilon,
                 patch=[layer.id for layer in deck.layers if layer.id.startswith(maps.HEX_LAYER_ID)],
-                rest=layers.fingerprint(repr((selected_cell, basemap, view, draw, rows.geometry))),
+                rest=layers.fingerprint(repr((selected_cell, view, draw, rows.geometry))),
                 on_click=functools.partial(_on_live_click, slot),
             )
         else:

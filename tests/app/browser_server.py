@@ -157,6 +157,11 @@ def open_error_map(page, url: str, timeout_ms: int = 600_000) -> float:
         timeout=timeout_ms,
     )
     wait_idle(page, timeout_ms)
+    # the browser's map: drawn once it names its stop (its bundle loads in its own frame)
+    page.wait_for_function(
+        f"() => [...document.querySelectorAll('{LIVE_MAP}')].every(m => m.dataset.stop)",
+        timeout=timeout_ms,
+    )
     return time.perf_counter() - start
 
 

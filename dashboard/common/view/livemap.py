@@ -3,18 +3,17 @@
 ``st.pydeck_chart`` re-sends the whole Deck on every ε step, and the browser parses it and
 rebuilds every layer's props: the Map's ε step cost 172 ms, below which a bare Streamlit page
 re-sending one pydeck map cannot go (186 ms, ``docs/benchmarks.md``, wave 18). This component
-draws the same Deck JSON with pydeck's own browser bundle (``pydeck/nbextension/static/
-index.js``, the ``@deck.gl/jupyter-widget`` build pydeck ships; its ``createDeck`` and
-``updateDeck``, as pydeck's HTML output uses them), served by the app (:func:`bundle`), and
-listens to the ``hexplorer:frame`` events of the ε slider's group
-(:mod:`dashboard.common.view.slider`): at each stop it writes that stop's colours, trust codes
-and tooltip texts, from a frames document fetched once (:mod:`dashboard.common.view.frames`),
-into the rows of the layers it was told to patch, and asks deck.gl to recompute their colours
-(``updateTriggers``). The rerun that follows brings the same Deck for that stop, which is not
-drawn again.
+draws the same Deck JSON (``deck.to_json()``) with deck.gl's own scripting bundle and JSON
+converter (:data:`BUNDLES`, served by the app, loaded in a frame of the map's own), and listens
+to the ``hexplorer:frame`` events of the ε slider's group (:mod:`dashboard.common.view.slider`):
+at each stop it writes that stop's colours, trust codes and tooltip texts, from a frames
+document fetched once (:mod:`dashboard.common.view.frames`), into the rows of the layers it was
+told to patch, and asks deck.gl to recompute their colours (``updateTriggers``). The rerun that
+follows brings the same Deck for that stop, which is not drawn again.
 
 A click on a hexagon sends its row's ``cell`` (and ``hat`` when the row has one) as the
-component's ``click`` value, with a count, so two clicks on one hexagon are two events.
+component's ``click`` value, with a count, so two clicks on one hexagon are two events. It draws
+no basemap (a map with one stays Streamlit's element).
 
 Where the component is not served (``AppTest``, a page run on its own) :func:`available` is
 False and the page keeps ``st.pydeck_chart``.
@@ -23,7 +22,7 @@ False and the page keeps ``st.pydeck_chart``.
 from __future__ import annotations
 
 import functools
-import importlib.util
+import json
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -31,41 +30,43 @@ import streamlit as st
 
 from dashboard.common.view import liveplot, served
 
-BUNDLE_ROUTE = "/_hexplorer/pydeck-bundle.js"
-
-
-def bundle() -> Path:
-    """pydeck's browser bundle (deck.gl, its JSON converter and ``createDeck``), found without
-    importing pydeck."""
-    spec = importlib.util.find_spec("pydeck")
-    assert spec is not None and spec.origin is not None, "pydeck is a dependency"
-    return Path(spec.origin).parent / "nbextension" / "static" / "index.js"
+STATIC = Path(__file__).parent / "static"
+BUNDLES = {
+    "/_hexplorer/h3-js.umd.js": STATIC / "h3-js.umd.js",
+    "/_hexplorer/deck.gl.min.js": STATIC / "deck.gl.min.js",
+    "/_hexplorer/deck.gl-json.min.js": STATIC / "deck.gl-json.min.js",
+}
+"""h3-js (the npm package, 4.5.0, Apache-2.0, ``static/H3JS-LICENSE``: deck.gl's H3 layers
+read it from ``window.h3``), deck.gl's scripting bundle and its JSON converter (the npm packages
+``deck.gl`` and ``@deck.gl/json``, 9.3.3: the deck.gl of the pydeck this project pins; MIT,
+``static/DECKGL-LICENSE``), in the order the map's frame loads them."""
 
 
 JS = r"""
-const BUNDLE = "__BUNDLE__";
+const BUNDLES = __BUNDLES__;
 const IDLE_MS = __IDLE_MS__;
 const COLOURS = ["getFillColor", "getLineColor", "getLineWidth"];
 
-// The map's own document: an iframe of the page's origin that loads pydeck's bundle. Not the
-// page itself: Streamlit's own map element brings another deck.gl and luma.gl, and luma.gl
-// refuses to start a second version in one window. Resolves to the iframe's window.
+// The map's own document: an iframe of the page's origin that loads deck.gl's scripting
+// bundle and its JSON converter (window.deck). Not the page itself: Streamlit's own map element
+// brings another deck.gl and luma.gl, and luma.gl refuses a second version in one window.
+// Resolves to the iframe's window.
 function mapWindow(m, font) {
   if (!m.win) {
     m.win = new Promise((resolve, reject) => {
       const frame = document.createElement("iframe");
       frame.className = "hexplorer-livemap-frame";
       frame.style.cssText = "border: 0; width: 100%; height: 100%; display: block;";
-      const src = new URL(BUNDLE, document.baseURI).href;
+      const scripts = BUNDLES.map((b) => '<script src="' + new URL(b, document.baseURI).href
+        + '"></' + "script>").join("");
       frame.srcdoc = '<!doctype html><html><head><meta charset="utf-8"><style>'
         + "html, body {margin: 0; height: 100%; overflow: hidden; background: transparent;"
         + " font-family: " + font + ";} #map {position: relative; width: 100%; height: 100%;}"
-        + '</style><script src="' + src + '"></' + 'script></head><body><div id="map"></div>'
-        + "</body></html>";
+        + "</style>" + scripts + '</head><body><div id="map"></div></body></html>';
       frame.addEventListener("load", () => {
         const win = frame.contentWindow;
-        if (win && win.createDeck) resolve(win);
-        else reject(new Error("Maps: could not load " + BUNDLE + "."));
+        if (win && win.deck && win.deck.Deck && win.deck.JSONConverter) resolve(win);
+        else reject(new Error("Maps: could not load " + BUNDLES.join(" and ") + "."));
       }, {once: true});
       // The pointer leaving the map ends its hover highlight (deck.gl in a frame keeps the
       // last hexagon highlighted otherwise): no object highlighted until the pointer is back.
@@ -76,6 +77,20 @@ function mapWindow(m, font) {
     });
   }
   return m.win;
+}
+
+// pydeck's JSON as deck.gl props: "@@type" names a layer or view class of the bundle, "@@="
+// an accessor expression (deck.gl's JSON converter, configured as pydeck configures it).
+function convert(win, spec) {
+  if (!win.__hexplorerConverter) {
+    const classes = {};
+    for (const [name, value] of Object.entries(win.deck)) {
+      if (typeof value === "function" && /(Layer|View)$/.test(name)) classes[name] = value;
+    }
+    win.__hexplorerConverter = new win.deck.JSONConverter({configuration: {classes}});
+  }
+  const {mapStyle, mapProvider, ...rest} = spec;  // no basemap here (the page's element has it)
+  return win.__hexplorerConverter.convert(rest);
 }
 
 // Hover highlights on (the pointer is over the map) or off (every highlight cleared).
@@ -158,29 +173,21 @@ function draw(m, win) {
     m.json = data.deck;  // the rerun of the stop the frames document drew: already shown
     return;
   }
-  const spec = JSON.parse(data.deck);
-  const basemap = JSON.stringify([spec.mapProvider || null, spec.mapStyle || null]);
+  const props = convert(win, JSON.parse(data.deck));
   m.seq++;  // a frame still being fetched is for the Deck before
-  if (m.deck && m.basemap !== basemap) {  // the basemap is made with the Deck: a new one
-    m.deck.finalize();
-    m.deck = null;
-    win.document.getElementById("map").replaceChildren();
-  }
   if (!m.deck) {
-    m.basemap = basemap;
-    m.deck = win.createDeck({
-      container: win.document.getElementById("map"),
-      jsonInput: spec,
-      tooltip: null,
-      handleEvent: (name, info) => {
-        if (name !== "deck-click-event" || !info || !info.object) return;
+    m.deck = new win.deck.Deck({
+      ...props,
+      parent: win.document.getElementById("map"),
+      onClick: (info) => {
+        if (!info || !info.object) return;
         const o = info.object, picked = {n: ++m.clicks};
         for (const k of ["cell", "hat"]) if (k in o) picked[k] = o[k];
         m.send("click", picked);
       },
     });
   } else {
-    win.updateDeck(spec, m.deck);
+    m.deck.setProps(props);
   }
   m.deck.setProps({getTooltip: tooltipOf(data.tooltip)});
   m.frame.title = data.alt || "Map";
@@ -246,13 +253,14 @@ export default function (component) {
 
 
 def script() -> str:
-    return JS.replace("__BUNDLE__", BUNDLE_ROUTE).replace(
+    return JS.replace("__BUNDLES__", json.dumps(list(BUNDLES))).replace(
         "__IDLE_MS__", str(liveplot.FRAMES_IDLE_MS)
     )
 
 
 served.register("livemap", script)
-served.register_file(BUNDLE_ROUTE, bundle)
+for _route, _file in BUNDLES.items():
+    served.register_file(_route, lambda file=_file: file)
 
 
 @functools.cache

@@ -87,23 +87,23 @@ def test_the_document_is_keyed_by_everything_but_epsilon(demo):
     assert path not in others and len(others) == 4
 
 
-def test_the_map_component_draws_pydecks_own_bundle_and_reads_createdeck():
-    bundle = livemap.bundle()
-    assert bundle.is_file() and bundle.stat().st_size > 1_000_000
-    head = bundle.read_bytes()[:2000].decode("utf-8", "replace")
-    assert "webpackUniversalModuleDefinition" in head  # a UMD: its exports become globals
-    text = bundle.read_text(encoding="utf-8", errors="replace")
-    assert "createDeck:()=>" in text and "updateDeck:()=>" in text
-    script = livemap.script()
-    assert livemap.BUNDLE_ROUTE in script
-    assert "__BUNDLE__" not in script and "__IDLE_MS__" not in script
-
-
-def test_the_bundle_is_served_with_the_scripts():
+def test_the_map_component_loads_deckgl_and_its_json_converter_served_by_the_app():
     from dashboard.common.view import liveplot, served
 
-    assert livemap.BUNDLE_ROUTE in {r.path for r in liveplot.routes()}
-    assert livemap.BUNDLE_ROUTE in liveplot.static_files()
-    assert served.route("livemap") in liveplot.static_files()
-    body, cache = liveplot.static_files()[livemap.BUNDLE_ROUTE]()
-    assert body == livemap.bundle() and "max-age" in cache
+    routes = {r.path for r in liveplot.routes()}
+    cache = liveplot.static_files()
+    for route, file in livemap.BUNDLES.items():
+        assert file.is_file() and route in routes and route in cache
+        body, control = cache[route]()
+        assert body == file and "max-age" in control
+        head = file.read_text(encoding="utf-8")[:400]
+        assert "webpackUniversalModuleDefinition" in head  # a UMD: window.deck in the frame
+    text = livemap.BUNDLES["/_hexplorer/deck.gl.min.js"].read_text(encoding="utf-8")
+    assert "H3HexagonLayer" in text and "ScatterplotLayer" in text
+    json_text = livemap.BUNDLES["/_hexplorer/deck.gl-json.min.js"].read_text(encoding="utf-8")
+    assert "JSONConverter" in json_text
+    assert "MIT" in (livemap.STATIC / "DECKGL-LICENSE").read_text()
+    script = livemap.script()
+    assert all(route in script for route in livemap.BUNDLES)
+    assert "__BUNDLES__" not in script and "__IDLE_MS__" not in script
+    assert served.route("livemap") in cache
