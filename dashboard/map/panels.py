@@ -88,6 +88,7 @@ def _epsilon_control(c) -> None:
                 group=ms.EPSILON_GROUP,
                 help=help_,
                 on_change=ms.set_epsilon,
+                url_param="eps",
             )
             return
         st.select_slider(

@@ -151,6 +151,7 @@ def test_moving_epsilon_recolours_the_error_map_before_the_rerun_as_the_rerun_dr
         eps = str(thumb.get_attribute("aria-valuetext"))
         assert float(eps) < 1
         expect(live).to_have_attribute("data-stop", re.compile(rf"^{re.escape(eps)}$"))
+        expect(page).to_have_url(re.compile(rf"[?&]eps={re.escape(eps)}(&|$)"))  # a reload keeps it
         drawn = _settled(canvas, page, differs_from=at_one)
         assert np.any(drawn != at_one, axis=2).mean() > 0.01  # recoloured by the browser
         expect(readout).to_be_visible()  # … and no rerun yet
