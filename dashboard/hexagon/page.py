@@ -62,26 +62,17 @@ def view(spec: DataSpec) -> None:
         eps_help = labels.help_text(
             "epsilon", units, "Smaller ε = more noise. Learn → User-level privacy."
         )
-        if slider.available():  # drawn by the browser: the charts follow it before any rerun
-            slider.epsilon_slider(
-                hs.EPSILON_LABEL,
-                stops=hs.stops_with(eps),
-                value=eps,
-                key=hs.EPSILON_RANGE,
-                group=hs.EPSILON_GROUP,
-                help=eps_help,
-                on_change=hs.set_epsilon,
-                url_param="eps",
-            )
-        else:
-            st.select_slider(
-                hs.EPSILON_LABEL,
-                options=hs.stops_with(eps),
-                key=hs.EPSILON_SLIDER,
-                format_func=lambda e: f"{e:g}",
-                on_change=hs.on_slider,
-                help=eps_help,
-            )
+        slider.epsilon_control(  # the browser's: the charts follow it before any rerun
+            hs.EPSILON_LABEL,
+            stops=hs.stops_with(eps),
+            value=eps,
+            help=eps_help,
+            group=hs.EPSILON_GROUP,
+            range_key=hs.EPSILON_RANGE,
+            on_change=hs.set_epsilon,
+            select_key=hs.EPSILON_SLIDER,
+            on_select=hs.on_slider,
+        )
 
     with ui.errors_shown():  # a HexplorerError becomes a message, not a traceback
         h = compute.hat(spec, hat)

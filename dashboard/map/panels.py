@@ -72,41 +72,24 @@ def _on_live_click(slot: str, row: dict) -> None:
         st.session_state[ms.APP_RERUN] = True  # the rest of the page shows the HAT
 
 
-def _epsilon_control(c) -> None:
-    """The ε slider: the browser's (it recolours the map before the rerun, :mod:`livemap`)
-    where it is served, else ``st.select_slider``; both bound to the shared ε."""
-    ss = st.session_state
-    help_ = "The same ε as on One hexagon and Whole city: moving it here moves it there."
-    eps = float(ss[state.EPSILON])
-    with c:
-        if slider.available():
-            slider.epsilon_slider(
-                ms.EPSILON_LABEL,
-                stops=ms.stops_with(eps),
-                value=eps,
-                key=ms.EPSILON_RANGE,
-                group=ms.EPSILON_GROUP,
-                help=help_,
-                on_change=ms.set_epsilon,
-                url_param="eps",
-            )
-            return
-        st.select_slider(
-            ms.EPSILON_LABEL,
-            options=ms.stops_with(eps),
-            key=ms.EPSILON,
-            on_change=ms.on_epsilon,
-            format_func=lambda e: f"{e:g}",
-            help=help_,
-        )
-
-
 def _controls(metric: str) -> tuple[float, str, float | None]:
     """ε, mechanism and target widgets (bound to the shared values); returns their values."""
     ss = st.session_state
     ms.bind()
     c = st.columns([4, 3, 2, 2])
-    _epsilon_control(c[0])
+    eps = float(ss[state.EPSILON])
+    with c[0]:
+        slider.epsilon_control(  # the browser's: the error map follows it before the rerun
+            ms.EPSILON_LABEL,
+            stops=ms.stops_with(eps),
+            value=eps,
+            help="The same ε as on One hexagon and Whole city: moving it here moves it there.",
+            group=ms.EPSILON_GROUP,
+            range_key=ms.EPSILON_RANGE,
+            on_change=ms.set_epsilon,
+            select_key=ms.EPSILON,
+            on_select=ms.on_epsilon,
+        )
     c[1].selectbox(
         "Mechanism",
         options=list(ms.mechanisms()),

@@ -54,6 +54,22 @@ _DIGEST = re.compile(rf"[0-9a-f]{{{DIGEST_CHARS}}}")
 
 log = logging.getLogger(__name__)
 
+BROWSER_FETCH = r"""
+// The frames document of ``url``, fetched once for the page: one promise per URL, shared by
+// every chart and map (dashboard/common/view/frames.py); null when there is none.
+function framesOf(url) {
+  const docs = window.__hexplorerFrames || (window.__hexplorerFrames = {});
+  if (!docs[url]) {
+    docs[url] = fetch(url, {credentials: "same-origin"})
+      .then((r) => (r.ok ? r.json() : null))
+      .catch(() => null);  // no document: the rerun will come
+  }
+  return docs[url];
+}
+"""
+"""The browser's side of :func:`url`, in the scripts of the components that draw from a frames
+document (``liveplot``, ``livemap``)."""
+
 
 def digest(key: str) -> str:
     """The first :data:`DIGEST_CHARS` hex digits of the SHA-256 of ``key``.

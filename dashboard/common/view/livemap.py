@@ -28,7 +28,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from dashboard.common.view import liveplot, served
+from dashboard.common.view import frames, liveplot, served
 
 STATIC = Path(__file__).parent / "static"
 BUNDLES = {
@@ -102,16 +102,7 @@ function hover(m, on) {
   m.deck.setProps({layers});
 }
 
-// The frames document of ``url``, fetched once for the page (liveplot.py's cache, shared).
-function framesOf(url) {
-  const docs = window.__hexplorerFrames || (window.__hexplorerFrames = {});
-  if (!docs[url]) {
-    docs[url] = fetch(url, {credentials: "same-origin"})
-      .then((r) => (r.ok ? r.json() : null))
-      .catch(() => null);  // no document: the rerun will come
-  }
-  return docs[url];
-}
+__FRAMES_OF__
 
 // The tooltip of pydeck's {"text": "... {key} ..."}, read from the row under the mouse.
 function tooltipOf(spec) {
@@ -253,8 +244,10 @@ export default function (component) {
 
 
 def script() -> str:
-    return JS.replace("__BUNDLES__", json.dumps(list(BUNDLES))).replace(
-        "__IDLE_MS__", str(liveplot.FRAMES_IDLE_MS)
+    return (
+        JS.replace("__BUNDLES__", json.dumps(list(BUNDLES)))
+        .replace("__IDLE_MS__", str(liveplot.FRAMES_IDLE_MS))
+        .replace("__FRAMES_OF__", frames.BROWSER_FETCH.strip())
     )
 
 

@@ -42,7 +42,7 @@ from starlette.requests import Request
 from starlette.responses import FileResponse, Response
 from starlette.routing import Route
 
-from dashboard.common.view import served
+from dashboard.common.view import frames, served
 
 if TYPE_CHECKING:
     import plotly.graph_objects as go
@@ -126,15 +126,7 @@ function themed(layout, root) {
 // been idle IDLE_MS after the chart drew this document's figure: not while the first view
 // settles, and not at all (no server work) for a view left sooner.
 const IDLE_MS = __IDLE_MS__;
-function framesOf(url) {
-  const docs = window.__hexplorerFrames || (window.__hexplorerFrames = {});
-  if (!docs[url]) {
-    docs[url] = fetch(url, {credentials: "same-origin"})
-      .then((r) => (r.ok ? r.json() : null))
-      .catch(() => null);  // no document: the rerun will come
-  }
-  return docs[url];
-}
+__FRAMES_OF__
 
 // ``figure`` with ``patch`` applied (a copy: the figure drawn last is left as it was).
 function patched(figure, patch) {
@@ -326,6 +318,7 @@ function drawFigure(parentElement, figure, bundle, config) {
     .replace("__BASIC_ROUTE__", BASIC_ROUTE)
     .replace("__UPLOT_ROUTE__", UPLOT_ROUTE)
     .replace("__IDLE_MS__", str(FRAMES_IDLE_MS))
+    .replace("__FRAMES_OF__", frames.BROWSER_FETCH.strip())
 )
 
 

@@ -346,3 +346,35 @@ def epsilon_slider(
         },
         on_epsilon_change=changed,
     )
+
+
+def epsilon_control(
+    label: str,
+    *,
+    stops: Sequence[float],
+    value: float,
+    help: str,
+    group: str,
+    range_key: str,
+    on_change: Callable[[float], None],
+    select_key: str,
+    on_select: Callable[[], None],
+) -> None:
+    """The page's ε: :func:`epsilon_slider` (keyed ``range_key``; what follows ``group`` is
+    drawn before any rerun; its stop in the URL's ``eps``) where it is served
+    (:func:`available`), else ``st.select_slider`` over the same stops (keyed ``select_key``,
+    ``on_select`` its callback)."""
+    if available():
+        epsilon_slider(
+            label, stops=stops, value=value, key=range_key, group=group, help=help,
+            on_change=on_change, url_param="eps",
+        )  # fmt: skip
+        return
+    st.select_slider(
+        label,
+        options=list(stops),
+        key=select_key,
+        format_func=lambda e: f"{e:g}",
+        on_change=on_select,
+        help=help,
+    )

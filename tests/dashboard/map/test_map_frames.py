@@ -97,7 +97,7 @@ def test_the_map_component_loads_deckgl_and_its_json_converter_served_by_the_app
         body, control = cache[route]()
         assert body == file and "max-age" in control
         head = file.read_text(encoding="utf-8")[:400]
-        assert "webpackUniversalModuleDefinition" in head  # a UMD: window.deck in the frame
+        assert "define.amd" in head  # a UMD: a global (window.h3, window.deck) in the frame
     text = livemap.BUNDLES["/_hexplorer/deck.gl.min.js"].read_text(encoding="utf-8")
     assert "H3HexagonLayer" in text and "ScatterplotLayer" in text
     json_text = livemap.BUNDLES["/_hexplorer/deck.gl-json.min.js"].read_text(encoding="utf-8")
