@@ -252,8 +252,14 @@ def script() -> str:
 
 
 served.register("livemap", script)
-for _route, _file in BUNDLES.items():
-    served.register_file(_route, lambda file=_file: file)
+
+
+def _file(path: Path) -> Callable[[], Path]:
+    return lambda: path
+
+
+for _route, _path in BUNDLES.items():
+    served.register_file(_route, _file(_path))
 
 
 @functools.cache
