@@ -166,7 +166,7 @@ with ui.errors_shown():  # a HexplorerError becomes a message, not a traceback
 
     # --- CHOP-USER and the losses at this ε -----------------------------------------------------
     grids = city_compute.grid_set(spec, slot, day)
-    with st.spinner(f"CHOP-USER on {grids.n_grids:,} grids and {grids.n_users:,} {u.users}…"):
+    with st.spinner(f"CHOP-USER on {grids.n_grids:,} grids and {u.count(grids.n_users)}…"):
         chop = city_compute.chop(spec, slot, day, epsilon)
     loss = city_compute.privacy_loss(spec, slot, day, epsilon)
 

@@ -81,7 +81,7 @@ def hat_option(row: dict, rank: int, units: Units) -> str:
     slot = str(row["slot"])
     if len(slot) == 16 and slot[10] == "T":  # absolute window 'YYYY-MM-DDTHH:MM'
         slot = f"{slot[5:10]} {slot[11:]}"
-    return f"#{rank} · {slot} · {int(row['users']):,} {units.users}"
+    return f"#{rank} · {slot} · {units.count(int(row['users']))}"
 
 
 def rule_name(name: str, units: Units) -> str:

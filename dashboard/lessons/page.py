@@ -41,7 +41,7 @@ with ui.errors_shown():
     hat_label = current_hat(spec)
     h = compute.hat(spec, hat_label)
     st.caption(
-        f"Hexagon-hour **{hat_label}**: {h.n_users:,} {u.users}, {h.n_records:,} records "
+        f"Hexagon-hour **{hat_label}**: {u.count(h.n_users)}, {h.n_records:,} records "
         "(choose another on the Map or One hexagon page)."
     )
     ids, counts, means = core_lessons.user_table(h)

@@ -118,7 +118,7 @@ with ui.errors_shown():  # a HexplorerError becomes a message, not a traceback
         on_change=_on_cell_change,
         args=(cell_key,),
         format_func=lambda c: (
-            f"{c} — {int(counts[c]['records']):,} records, {int(counts[c]['users']):,} {u.users}"
+            f"{c} — {int(counts[c]['records']):,} records, {u.count(int(counts[c]['users']))}"
         ),
     )
     if selected_cell is None:
@@ -129,7 +129,7 @@ with ui.errors_shown():  # a HexplorerError becomes a message, not a traceback
         row = counts[selected_cell]
         st.success(
             f"Selected HAT: **{hat}** — {int(row['records']):,} records from "
-            f"{int(row['users']):,} {u.users}. The One hexagon page analyses it.",
+            f"{u.count(int(row['users']))}. The One hexagon page analyses it.",
             icon=":material/hexagon:",
         )
     map_panels.derived_view(spec, slot)

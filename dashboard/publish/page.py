@@ -139,10 +139,10 @@ with ui.errors_shown(), compute.server_paths_hidden(book):
     m[2].metric("Largest charge ε", f"{float(pv.charges.max()):g}")
     m[3].metric(
         f"{u.users.capitalize()} that would go over the budget",
-        "no budget set" if summary.budget is None else f"{over:,} {u.users}",
+        "no budget set" if summary.budget is None else f"{u.count(over)}",
         help=None
         if summary.budget is None
-        else f"Of the {len(pv.user_ids):,} {u.users} charged, {over:,} would have a cumulative "
+        else f"Of the {u.count(len(pv.user_ids))} charged, {over:,} would have a cumulative "
         f"ε above the budget {summary.budget:g} after this release (publishing is refused "
         f"then); {len(pv.user_ids) - over:,} would stay within it.",
     )
@@ -189,7 +189,7 @@ with ui.errors_shown(), compute.server_paths_hidden(book):
     else:
         st.checkbox(
             f"I publish this: OpenDP noise, recorded in the ledger, charged to "
-            f"{len(pv.user_ids):,} {u.users} (up to ε = {float(pv.charges.max()):g} each). "
+            f"{u.count(len(pv.user_ids))} (up to ε = {float(pv.charges.max()):g} each). "
             "It cannot be taken back.",
             key=ps.CONFIRM,
         )

@@ -198,11 +198,12 @@ def test_map_selection_keeps_fills_and_labels_follow_settings(uploaded):
     box = [b for b in at.selectbox if str(b.key).startswith(f"{state.MAP_CELL}_")][0]
     _, hats = _oracle(upper=30.0, resolution=8, keep_zeros=True, slot="hour-of-day")
     in_slot = hats[hats["slot"] == cells]
-    noun = units.Units(user=at.session_state[units.USER_NOUN]).users  # ships (or as renamed)
+    noun = units.Units(user=at.session_state[units.USER_NOUN])  # ship (or as renamed)
     assert box.options == [
-        f"{c} — {r:,} records, {u:,} {noun}"
+        f"{c} — {r:,} records, {u:,} {noun.user if u == 1 else noun.users}"
         for c, r, u in zip(in_slot["cell"], in_slot["records"], in_slot["users"], strict=True)
     ]
+    assert (in_slot["users"] == 1).any()  # "1 ship", not "1 ships": the case is here
 
 
 def test_a_column_not_given_away_is_a_prompt_not_an_error():

@@ -32,6 +32,14 @@ class Units:
             return noun[:-1] + "ies"
         return noun + "s"
 
+    def count(self, n: int) -> str:
+        """``n`` users, the noun agreeing with the number.
+
+        >>> Units().count(1), Units().count(2_500), Units(user="ship").count(0)
+        ('1 bus', '2,500 buses', '0 ships')
+        """
+        return f"{n:,} {self.user if n == 1 else self.users}"
+
     @property
     def squared(self) -> str:
         """The unit of a variance, e.g. (km/h)²."""
