@@ -318,7 +318,8 @@ class Tally:
         if self.records == 0:
             raise HexplorerError(
                 f"All {self.rows_read - n_bad:,} valid rows have {self.columns.value} = 0 and "
-                "zeros are dropped; keep them with keep_zeros (--keep-zeros)."
+                "zeros are dropped; keep them with keep_zeros=True (on the command line "
+                "--keep-zeros; in the dashboard, Keep zero values under Data)."
             )
 
     def report(

@@ -60,8 +60,15 @@ def test_keep_zeros_and_other_upper():
 
 def test_all_zero_rows_error():
     raw = frame([("a", LAT, LON, "2024-03-05 08:00", 0.0)])
-    with pytest.raises(HexplorerError, match="keep_zeros"):
+    with pytest.raises(HexplorerError, match="keep_zeros") as raised:
         prepare(raw)
+    # every place a user meets it names its own switch: the library's, the CLI's, the sidebar's
+    assert "--keep-zeros" in str(raised.value) and "Keep zero values" in str(raised.value)
+    import inspect
+
+    from dashboard.common import sidebar
+
+    assert '"Keep zero values"' in inspect.getsource(sidebar)  # the sidebar's label, as named
 
 
 def test_rejection_reasons_and_counts():
