@@ -1,8 +1,9 @@
 """The error map at every stop of its ε slider: the frames document the browser recolours from.
 
-For each stop (:func:`dashboard.map.state.stops_with`, in order), the hexagons' fills (r, g, b,
-flat, in the slot's order: the rows' order on the map), trust codes ``q``, the hover texts that
-depend on ε, and the fingerprint of the colours (what ``layers.records`` names them by). All
+For each stop (:func:`dashboard.map.state.stops_with`, in order), the hexagons' fills (in the
+slot's order: the rows' order on the map), trust codes ``q``, the hover texts that depend on ε
+(fills and texts as indices into the document's distinct values), and the fingerprint of the
+colours (what ``layers.records`` names them by). All
 from :func:`dashboard.map.colouring.drawn_at`, the function the page draws its map with, so the
 map a stop shows before the rerun is the map the rerun brings. The page calls :func:`url` on
 each run; the document is computed on its first GET, in a worker thread
@@ -24,30 +25,46 @@ from dashboard.map.colouring import Look, drawn_at
 
 
 def document(spec: DataSpec, slot: str, look: Look, stops: Sequence[float]) -> dict[str, Any]:
-    """``{"stops", "fill", "q", "texts": {key: [per stop]}, "colours"}``, one entry per stop."""
+    """``{"stops", "fill", "q", "texts", "colours"}``: per stop, every hexagon's fill and hover
+    texts as indices into the document's ``palette`` and each text's ``values`` (a map holds
+    a few colours and, per text, few distinct values: half the JSON of the fills and texts
+    themselves at 10⁴ hexagons), its trust codes ``q`` and its colours' fingerprint."""
     fills, codes, colours = [], [], []
-    texts: dict[str, list] = {}
+    texts: dict[str, list[np.ndarray]] = {}
     for eps in stops:
         drawn = drawn_at(spec, slot, look, float(eps))
-        fill = drawn.styled.fill[:, :3]
-        fills.append(fill.astype(np.uint8).ravel().tolist())
+        fill = drawn.styled.fill[:, :3].astype(np.uint8)
+        fills.append(fill)
         codes.append(drawn.styled.code.tolist())
-        colours.append(layers.fingerprint(fill.astype(np.uint8), drawn.styled.code.astype(np.int8)))
-        for key, values in drawn.texts.items():
-            texts.setdefault(key, []).append(np.asarray(values).tolist())
+        colours.append(layers.fingerprint(fill, drawn.styled.code.astype(np.int8)))
+        for name, values in drawn.texts.items():
+            texts.setdefault(name, []).append(np.asarray(values))
+    palette, index = np.unique(np.stack(fills).reshape(-1, 3), axis=0, return_inverse=True)
     return {
         "stops": [float(e) for e in stops],
-        "fill": fills,
+        "palette": palette.tolist(),
+        "fill": index.reshape(len(fills), -1).tolist(),
         "q": codes,
-        "texts": texts,
+        "texts": {name: _indexed(per_stop) for name, per_stop in texts.items()},
         "colours": colours,
     }
+
+
+def _indexed(per_stop: list[np.ndarray]) -> dict[str, list]:
+    """One hover text at every stop: its distinct ``values`` and, per stop, each hexagon's
+    ``index`` into them.
+
+    >>> _indexed([np.array(["a", "b"]), np.array(["b", "b"])])
+    {'values': ['a', 'b'], 'index': [[0, 1], [1, 1]]}
+    """
+    values, index = np.unique(np.stack(per_stop), return_inverse=True)
+    return {"values": values.tolist(), "index": index.reshape(len(per_stop), -1).tolist()}
 
 
 def key(spec: DataSpec, slot: str, look: Look, stops: Sequence[float]) -> str:
     """Everything the document depends on (the data by its content key)."""
     return repr(
-        ("map-frames-1", tuple(MECHANISMS), spec.key(), slot, look, tuple(map(float, stops)))
+        ("map-frames-2", tuple(MECHANISMS), spec.key(), slot, look, tuple(map(float, stops)))
     )
 
 

@@ -113,18 +113,20 @@ function tooltipOf(spec) {
 }
 
 // Stop ``k`` of ``doc`` written into the rows of the layers ``ids``: each field the document
-// has for the stop (fill as r, g, b; q; the tooltip's texts) that the row already has.
+// has for the stop (the fill and the tooltip's texts as indices into the document's palette
+// and values; q) that the row already has.
 function applyStop(m, doc, k) {
   const ids = new Set(m.patch || []);  // the layers of the Deck drawn
   const layers = (m.deck.props.layers || []).map((layer) => {
     if (!layer || !ids.has(layer.id)) return layer;
     const rows = layer.props.data || [];
-    const fill = doc.fill[k], q = doc.q[k], texts = doc.texts || {};
+    const palette = doc.palette, fill = doc.fill[k], q = doc.q[k];
+    const texts = Object.entries(doc.texts || {}).map(([key, t]) => [key, t.values, t.index[k]]);
     for (let j = 0; j < rows.length; j++) {
       const row = rows[j];
-      if ("fill" in row) row.fill = [fill[3 * j], fill[3 * j + 1], fill[3 * j + 2]];
+      if ("fill" in row) row.fill = palette[fill[j]];  // shared: deck.gl only reads it
       if ("q" in row) row.q = q[j];
-      for (const key in texts) if (key in row) row[key] = texts[key][k][j];
+      for (const [key, values, index] of texts) if (key in row) row[key] = values[index[j]];
     }
     const token = "stop-" + doc.colours[k];
     const triggers = Object.fromEntries(COLOURS.map((a) => [a, token]));

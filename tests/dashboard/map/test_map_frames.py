@@ -25,17 +25,18 @@ STOPS = [0.1, 0.25, 1.0, 4.0]
 
 def apply_stop(rows: list[dict], doc: dict, k: int) -> list[dict]:
     """livemap.py's ``applyStop`` in Python: each field the document has for stop ``k`` that a
-    row already has (fill as r, g, b from the flat list; q; the hover texts)."""
+    row already has (the fill and the hover texts as indices into the palette and the values;
+    q)."""
     out = copy.deepcopy(rows)
     fill, q = doc["fill"][k], doc["q"][k]
     for j, row in enumerate(out):
         if "fill" in row:
-            row["fill"] = fill[3 * j : 3 * j + 3]
+            row["fill"] = doc["palette"][fill[j]]
         if "q" in row:
             row["q"] = q[j]
-        for key, per_stop in doc["texts"].items():
+        for key, text in doc["texts"].items():
             if key in row:
-                row[key] = per_stop[k][j]
+                row[key] = text["values"][text["index"][k][j]]
     return out
 
 
