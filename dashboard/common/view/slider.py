@@ -89,7 +89,7 @@ export default function (component) {
     && (s.token === null || s.data.ack === s.token);
   s.caughtUp = caughtUp;
   s.flush = () => { if (s.timer !== null) send(true); };
-  // The URL says the stop shown at once (a reload mid-move, a link copied, keep it); the
+  // The URL says the stop shown, once painted (a reload mid-move, a link copied, keep it); the
   // server's own URL follows with the rerun (it reads the URL only on a session's first run).
   const showInUrl = (text) => {
     if (!s.data.param) return;
@@ -138,11 +138,14 @@ export default function (component) {
       const k = +input.value;
       const value = s.data.stops[k];
       show(k);
-      showInUrl(s.data.labels[k]);
       s.want = value;
       stops[s.data.group] = {value, moving: true, root};
       window.dispatchEvent(new CustomEvent("hexplorer:frame",
         {detail: {group: s.data.group, index: k, value}}));
+      // The URL once the stop is painted (the latest stop only): changed in the same frame, it
+      // held back the Map's repaint (bench_map.py, docs/benchmarks.md, wave 19).
+      const text = s.data.labels[k];
+      requestAnimationFrame(() => setTimeout(() => { if (s.want === value) showInUrl(text); }, 0));
       clearTimeout(s.timer);
       // A key (tapped or held) and a held mouse button: sent after a pause without input, so
       // a burst of taps costs one rerun; a released mouse button: at once (pointerup).
