@@ -3,10 +3,10 @@
 For each stop (:func:`dashboard.map.state.stops_with`, in order), the hexagons' fills (in the
 slot's order: the rows' order on the map), trust codes ``q``, the hover texts that depend on ε
 (fills and texts as indices into the document's distinct values), and the fingerprint of the
-colours (what ``layers.records`` names them by). All
-from :func:`dashboard.map.colouring.drawn_at`, the function the page draws its map with, so the
-map a stop shows before the rerun is the map the rerun brings. The page calls :func:`url` on
-each run; the document is computed on its first GET, in a worker thread
+colours (what ``layers.records`` names them by). All come from
+:func:`dashboard.map.colouring.drawn_at`, the function the page draws its map with, so the map
+a stop shows before the rerun is the map the rerun brings. The page calls :func:`url` on each
+run; the document is computed on its first GET, in a worker thread
 (:mod:`dashboard.common.view.frames`).
 """
 
@@ -25,10 +25,11 @@ from dashboard.map.colouring import Look, drawn_at
 
 
 def document(spec: DataSpec, slot: str, look: Look, stops: Sequence[float]) -> dict[str, Any]:
-    """``{"stops", "fill", "q", "texts", "colours"}``: per stop, every hexagon's fill and hover
-    texts as indices into the document's ``palette`` and each text's ``values`` (a map holds
-    a few colours and, per text, few distinct values: half the JSON of the fills and texts
-    themselves at 10⁴ hexagons), its trust codes ``q`` and its colours' fingerprint."""
+    """``{"stops", "palette", "fill", "q", "texts", "colours"}``: per stop, every hexagon's
+    fill and hover texts as indices into the document's ``palette`` and each text's ``values``
+    (a map holds a few colours and, per text, few distinct values: a third of the JSON of the
+    fills and texts themselves at 10⁴ hexagons), its trust codes ``q`` and its colours'
+    fingerprint."""
     fills, codes, colours = [], [], []
     texts: dict[str, list[np.ndarray]] = {}
     for eps in stops:
