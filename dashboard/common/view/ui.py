@@ -176,5 +176,11 @@ def presenter_style(*, full_screen: bool = False) -> None:
         "section.main, [data-testid='stMain'] {font-size: 1.25rem;}"
         "[data-testid='stMain'] p, [data-testid='stMain'] li, [data-testid='stMain'] td,"
         "[data-testid='stMain'] th {font-size: 1.25rem;}"
-        "[data-testid='stSidebar'] label p {font-size: 1.1rem;}" + hide + "</style>"
+        # the browser's ε slider (dashboard.common.view.slider): its label and value too
+        "[data-testid='stMain'] .hexplorer-slider .hx-head,"
+        "[data-testid='stMain'] .hexplorer-slider .hx-value {font-size: 1.25rem;}"
+        "[data-testid='stSidebar'] label p,"
+        "[data-testid='stSidebar'] .hexplorer-slider .hx-head {font-size: 1.1rem;}"
+        + hide
+        + "</style>"
     )
