@@ -72,8 +72,10 @@ def _on_live_click(slot: str, row: dict) -> None:
         st.session_state[ms.APP_RERUN] = True  # the rest of the page shows the HAT
 
 
-def _controls(metric: str) -> tuple[float, str, float | None]:
-    """ε, mechanism and target widgets (bound to the shared values); returns their values."""
+def _controls(metric: str, *, live: bool) -> tuple[float, str, float | None]:
+    """ε, mechanism and target widgets (bound to the shared values); returns their values.
+    ``live``: the map is the browser's (:mod:`livemap`), so ε is the browser's slider, which
+    recolours it before the rerun; otherwise ``st.select_slider``, whose rerun comes at once."""
     ss = st.session_state
     ms.bind()
     c = st.columns([4, 3, 2, 2])
@@ -89,6 +91,7 @@ def _controls(metric: str) -> tuple[float, str, float | None]:
             on_change=ms.set_epsilon,
             select_key=ms.EPSILON,
             on_select=ms.on_epsilon,
+            browser=live,
         )
     c[1].selectbox(
         "Mechanism",
@@ -164,7 +167,9 @@ def map_view(
     if metric not in state.ERROR_METRICS:
         _plain_map(spec, slot, metric, labels, u, selected_cell=selected_cell, basemap=basemap)
         return
-    epsilon, mechanism, target = _controls(metric)
+    # the map the browser draws, and recolours as ε moves: not with a basemap, not adaptive
+    live = livemap.available() and not basemap and ss[ms.RESOLUTION_MODE] != "adaptive"
+    epsilon, mechanism, target = _controls(metric, live=live)
     if target is None:
         st.info("Set a target error above 0 to colour the map by error.", icon=":material/info:")
         return
@@ -199,7 +204,7 @@ def map_view(
     )
     left, right = st.columns([4, 1])
     with left:
-        if livemap.available() and not basemap:  # recoloured by the ε slider, before the rerun
+        if live:  # recoloured by the ε slider, before the rerun
             livemap.deck_chart(
                 deck,
                 key=ms.LIVE_DECK,

@@ -39,5 +39,10 @@ def test_adaptive_map_has_two_resolutions_and_a_higher_share_within_target():
         page.wait_for_timeout(1500)
         img = np.asarray(Image.open(io.BytesIO(canvas.screenshot())).convert("RGB")).astype(int)
         assert int(((img.max(axis=2) - img.min(axis=2)) > 40).sum()) > 500  # hexagons drawn
+        # the adaptive map is Streamlit's element, redrawn by each rerun: ε is Streamlit's
+        # slider, whose rerun comes at once (the browser's waits for a pause)
+        eps = page.locator('[data-testid="stSlider"]').filter(has_text="ε per hexagon")
+        expect(eps).to_be_visible()
+        expect(page.locator(".hexplorer-slider")).to_have_count(0)
         assert page.locator('[data-testid="stException"]').count() == 0
         page.screenshot(path=str(ARTIFACTS / "browser-adaptive.png"))

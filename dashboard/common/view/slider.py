@@ -362,12 +362,14 @@ def epsilon_control(
     on_change: Callable[[float], None],
     select_key: str,
     on_select: Callable[[], None],
+    browser: bool = True,
 ) -> None:
     """The page's ε: :func:`epsilon_slider` (keyed ``range_key``; what follows ``group`` is
     drawn before any rerun; its stop in the URL's ``eps``) where it is served
     (:func:`available`), else ``st.select_slider`` over the same stops (keyed ``select_key``,
-    ``on_select`` its callback)."""
-    if available():
+    ``on_select`` its callback), as it is when ``browser`` is False (nothing on the page is
+    drawn from its stops, so the rerun should come at once)."""
+    if browser and available():
         epsilon_slider(
             label, stops=stops, value=value, key=range_key, group=group, help=help,
             on_change=on_change, url_param="eps",
