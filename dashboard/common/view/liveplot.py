@@ -33,13 +33,11 @@ from __future__ import annotations
 
 import functools
 import importlib.util
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import streamlit as st
-from starlette.requests import Request
-from starlette.responses import FileResponse, Response
 from starlette.routing import Route
 
 from dashboard.common.view import frames, served
@@ -365,44 +363,30 @@ def uplot_js() -> Path:
     return STATIC / "uPlot.iife.min.js"
 
 
-CACHE_CONTROL = "public, max-age=86400"
-"""Every bundle is cached a day by the browser."""
-
 FILES: dict[str, Callable[[], Path]] = {
     ROUTE: plotly_js,
     BASIC_ROUTE: basic_js,
     UPLOT_ROUTE: uplot_js,
 }
-"""What the component's script loads, by route: the one table both :func:`routes` and
-``app.py``'s static cache are made from."""
+"""What the component's script loads, by route, served (and cached a day) as every component's
+files are: :func:`dashboard.common.view.served.register_file`."""
+for _route, _file in FILES.items():
+    served.register_file(_route, _file)
 
 
 def static_files() -> dict[str, Callable[[], tuple[Path | bytes, str]]]:
-    """:data:`FILES` and the components' scripts (:mod:`dashboard.common.view.served`) as the
+    """The bundles and scripts of every component (:mod:`dashboard.common.view.served`) as the
     server's static cache (``dashboard.server.statics``) takes them: each route → (file or
     bytes, Cache-Control)."""
-
-    def entry(file: Callable[[], Path]) -> Callable[[], tuple[Path | bytes, str]]:
-        return lambda: (file(), CACHE_CONTROL)
-
-    return {**{route: entry(file) for route, file in FILES.items()}, **served.static_files()}
-
-
-def _endpoint(file: Callable[[], Path]) -> Callable[[Request], Awaitable[Response]]:
-    async def serve(request: Request) -> Response:
-        return FileResponse(
-            file(), media_type="text/javascript", headers={"Cache-Control": CACHE_CONTROL}
-        )
-
-    return serve
+    return served.static_files()
 
 
 def routes() -> list[Route]:
     """The routes an app that draws these charts (:func:`enable`) serves: the bundles of
-    :data:`FILES`, and the scripts of the charts and of every component registered with
-    :mod:`dashboard.common.view.served` by then (the ε slider's: import it first)."""
-    bundles = [Route(route, _endpoint(file)) for route, file in FILES.items()]
-    return [*bundles, *served.routes()]
+    :data:`FILES`, and the files and scripts of every component registered with
+    :mod:`dashboard.common.view.served` by then (the ε slider's and the map's: import them
+    first)."""
+    return served.routes()
 
 
 LITE_FILLS = frozenset({None, "none", "toself", "tozeroy"})
