@@ -19,6 +19,7 @@ import h3ronpy
 import numpy as np
 import polars as pl
 import pyarrow as pa
+import pyarrow.compute as pc
 from h3ronpy.vector import coordinates_to_cells
 
 from core.data.config import PrepConfig
@@ -388,11 +389,12 @@ def label_table(
     slot_keys: np.ndarray,
     slot_names: pl.Series,
 ) -> pa.Table:
-    """:func:`label_frame` as the Arrow table a summaries file holds (text as ``string``,
-    ``m`` int64, ``s, q`` float64): what the writers write. Built in Arrow: the labels made
-    once per run of one HAT and taken for its rows, the user ids taken from their Enum's
-    sorted ids by code, the numbers without a copy; no polars → Arrow conversion of the text
-    columns and no cast after it.
+    """:func:`label_frame` as the Arrow table a summaries file's writer takes
+    (:data:`core.data.schema.WRITTEN`): the text columns as dictionaries of this table's
+    distinct labels (each made once, for a run of one HAT, a cell, a slot or a user) with an
+    index per row, ``m`` int64 and ``s, q`` float64 over the same memory. Rows come sorted by
+    (cell, slot), so a run is one HAT and a cell's runs are adjacent; rows in another order
+    get their dictionaries by hashing (a Parquet dictionary holds distinct values).
 
     >>> agg = pl.DataFrame({"cell": [7, 7, 9], "slot": [1, 1, 2], "user": ["a", "b", "a"],
     ...     "m": [1, 2, 3], "s": [1.0, 2.0, 3.0], "q": [1.0, 4.0, 9.0]},
@@ -407,26 +409,53 @@ def label_table(
     new = np.ones(cells.size, dtype=bool)
     new[1:] = (cells[1:] != cells[:-1]) | (slots[1:] != slots[:-1])
     starts = np.flatnonzero(new)
-    run = _arrow_numbers(np.cumsum(new) - 1)
-    cell_runs = cell_names.gather(np.searchsorted(cell_ids, cells[starts]))
-    slot_runs = slot_names.gather(np.searchsorted(slot_keys, slots[starts]))
-    hat_runs = cell_runs + "/" + slot_runs
-    user = agg.get_column("user")
-    if isinstance(user.dtype, pl.Enum):
-        ids = _arrow_text(pl.Series(user.dtype.categories))
-        user_ids = ids.take(_arrow_numbers(user.to_physical().to_numpy()))
-    else:
-        user_ids = _arrow_text(user.cast(pl.String))
+    run = np.cumsum(new, dtype=np.int32) - 1
+    run_cells, run_slots = cells[starts], slots[starts]
+    new_cell = np.ones(starts.size, dtype=bool)
+    new_cell[1:] = run_cells[1:] != run_cells[:-1]
+    cell_of_run = np.cumsum(new_cell, dtype=np.int32) - 1
+    distinct_cells = run_cells[new_cell]
+    slot_used, slot_of_run = np.unique(np.searchsorted(slot_keys, run_slots), return_inverse=True)
+    cell_text = cell_names.gather(np.searchsorted(cell_ids, distinct_cells))
+    slot_text = slot_names.gather(slot_used)
+    hat_text = cell_text.gather(cell_of_run) + "/" + slot_text.gather(slot_of_run)
+    in_order = bool(np.all(distinct_cells[1:] > distinct_cells[:-1])) and bool(
+        np.all((run_slots[1:] > run_slots[:-1]) | new_cell[1:])
+    )
     columns = {
-        "hat": _arrow_text(hat_runs).take(run),
-        "cell": _arrow_text(cell_runs).take(run),
-        "slot": _arrow_text(slot_runs).take(run),
-        "user_id": user_ids,
+        "hat": _dictionary(run, hat_text, in_order),
+        "cell": _dictionary(cell_of_run[run], cell_text, in_order),
+        "slot": _dictionary(slot_of_run.astype(np.int32)[run], slot_text, True),
+        "user_id": _users(agg.get_column("user")),
         "m": _arrow_numbers(agg.get_column("m").cast(pl.Int64).to_numpy()),
         "s": _arrow_numbers(agg.get_column("s").cast(pl.Float64).to_numpy()),
         "q": _arrow_numbers(agg.get_column("q").cast(pl.Float64).to_numpy()),
     }
     return pa.table(columns)
+
+
+def _dictionary(indices: np.ndarray, labels: pl.Series, distinct: bool) -> pa.DictionaryArray:
+    """``labels[indices]`` as an Arrow dictionary; ``distinct``: no label repeats (else the
+    rows' text is hashed into a dictionary that does not)."""
+    if distinct:
+        return pa.DictionaryArray.from_arrays(_arrow_numbers(indices), _arrow_text(labels))
+    dense = _arrow_text(labels).take(_arrow_numbers(indices))
+    return pc.dictionary_encode(dense)
+
+
+def _users(user: pl.Series) -> pa.DictionaryArray:
+    """User ids as a dictionary of the ids present: an Enum's sorted ids by code (its
+    categories are distinct; only those these rows hold are kept), other text by hashing."""
+    if not isinstance(user.dtype, pl.Enum):
+        return pc.dictionary_encode(_arrow_text(user.cast(pl.String)))
+    codes = user.to_physical().to_numpy()
+    present = np.zeros(len(user.dtype.categories), dtype=bool)
+    present[codes] = True
+    compact = np.cumsum(present, dtype=np.int32) - 1
+    ids = _arrow_text(pl.Series(user.dtype.categories))
+    return pa.DictionaryArray.from_arrays(
+        _arrow_numbers(compact[codes]), ids.take(_arrow_numbers(np.flatnonzero(present)))
+    )
 
 
 def _arrow_numbers(values: np.ndarray) -> pa.Array:

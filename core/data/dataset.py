@@ -33,6 +33,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from core.data.prepare import SUMMARY_COLUMNS
+from core.data.schema import summaries_writer
 from core.errors import HexplorerError
 
 #: The sidecar that marks a folder as a summaries dataset (written last).
@@ -224,10 +225,10 @@ class DatasetWriter:
         self.folder.mkdir(parents=False, exist_ok=True)
         self.parts = 0
 
-    def write_part(self, tables: Iterator[pa.Table] | list[pa.Table], schema: pa.Schema) -> Path:
-        """One part file from ``tables`` (each one row group), in order."""
+    def write_part(self, tables: Iterator[pa.Table] | list[pa.Table]) -> Path:
+        """One part file from ``tables`` (each one row group, :data:`core.data.summaries.WRITTEN`), in order."""
         path = self.folder / part_name(self.parts)
-        with pq.ParquetWriter(path, schema, compression="zstd") as writer:
+        with summaries_writer(path) as writer:
             for table in tables:
                 writer.write_table(table)
         self.parts += 1

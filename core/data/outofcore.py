@@ -43,6 +43,7 @@ from core.data.aggregation import aggregate_fixed, fixed_shifts, from_fixed, lab
 from core.data.config import ColumnMap, PrepConfig
 from core.data.dataset import DatasetWriter, check_replaceable
 from core.data.prepare import DEFAULT_COLUMNS, DEFAULT_CONFIG, PrepReport, Tally, clean_records
+from core.data.schema import summaries_writer
 from core.data.staging import staged, staged_folder
 from core.data.stream import (
     DEFAULT_BATCH_ROWS,
@@ -53,7 +54,7 @@ from core.data.stream import (
     prepare_to_file,
     sorted_aggregate,
 )
-from core.data.summaries import SCHEMA, metadata, metadata_body
+from core.data.summaries import metadata, metadata_body
 from core.data.tally import distinct_count
 
 #: Raw records per bucket aimed at (pass 2 holds one bucket: about 0.5 GB at this size).
@@ -350,7 +351,7 @@ def prepare_out_of_core(
             with staged_folder(None, str(target)) as staging:
                 writer = DatasetWriter(staging)
                 for part in parts:
-                    writer.write_part(_row_groups(part, config), SCHEMA)
+                    writer.write_part(_row_groups(part, config))
                 writer.finish(metadata_body(config, columns, report, engine))
         else:
             _write_file(parts, target, config, metadata(config, columns, report, engine))
@@ -373,7 +374,7 @@ def _write_file(
     held: pl.DataFrame | None = None
     with (
         staged(target) as path,
-        pq.ParquetWriter(path, SCHEMA.with_metadata(meta), compression="zstd") as out,
+        summaries_writer(path, meta) as out,
     ):
         for part in parts:
             held = part if held is None else pl.concat([held, part])

@@ -32,7 +32,6 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from core.data.aggregation import (
     _aggregated,
@@ -59,8 +58,9 @@ from core.data.prepare import (
     check_types,
     clean_records,
 )
+from core.data.schema import summaries_writer
 from core.data.staging import staged
-from core.data.summaries import SCHEMA, metadata
+from core.data.summaries import metadata
 from core.errors import HexplorerError
 
 #: Raw rows per batch: about 1.5 GB of working memory for the five columns and their H3 cells
@@ -337,7 +337,7 @@ def write_aggregate(
 
     with (
         staged(target) as path,
-        pq.ParquetWriter(path, SCHEMA.with_metadata(meta), compression="zstd") as writer,
+        summaries_writer(path, meta) as writer,
     ):
         for table in made_ahead(row_group, len(starts)):
             writer.write_table(table)

@@ -33,6 +33,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from core.data.config import ColumnMap, PrepConfig
+from core.data.schema import SCHEMA, SUMMARY_COLUMNS, WRITTEN, summaries_writer
 from core.data.staging import staged
 from core.errors import HexplorerError
 
@@ -49,32 +50,18 @@ if TYPE_CHECKING:  # pandas only where a caller asks for it (read_summaries); po
 METADATA_KEY = "hexplorer.summaries"
 #: The format written in that key (bumped if the layout changes).
 FORMAT = "hexplorer-summaries/1"
-#: Arrow schema of the columns.
-SCHEMA = pa.schema(
-    [
-        ("hat", pa.string()),
-        ("cell", pa.string()),
-        ("slot", pa.string()),
-        ("user_id", pa.string()),
-        ("m", pa.int64()),
-        ("s", pa.float64()),
-        ("q", pa.float64()),
-    ]
-)
-#: :data:`core.data.prepare.SUMMARY_COLUMNS` (the same names in the same order, a test checks),
-#: here without importing the preparation.
-SUMMARY_COLUMNS = SCHEMA.names
-
 __all__ = [
     "FORMAT",
     "METADATA_KEY",
     "SCHEMA",
+    "WRITTEN",
     "is_dataset",
     "is_summaries",
     "metadata",
     "read_metadata",
     "read_summaries",
     "read_summary_frame",
+    "summaries_writer",
     "summary_pieces",
     "write_summaries",
 ]

@@ -19,7 +19,7 @@ from core.data.dataset import SIDECAR, DatasetWriter, part_files, parts_ascendin
 from core.data.outofcore import SpilledHashes, bucket_of, prepare_out_of_core
 from core.data.prepare import RowHashes
 from core.data.summaries import (
-    SCHEMA,
+    WRITTEN,
     is_dataset,
     is_summaries,
     metadata_body,
@@ -120,7 +120,7 @@ def _write(folder, prepared, parts, *, by_hash=True):
     writer = DatasetWriter(folder)
     for i in range(parts):
         part = frame.filter(key == i)
-        writer.write_part([part.to_arrow().cast(SCHEMA)], SCHEMA)
+        writer.write_part([part.to_arrow().cast(WRITTEN)])
     writer.finish(metadata_body(prepared.config, prepared.columns, prepared.report, "test"))
     return folder
 
@@ -245,7 +245,7 @@ def test_publishing_a_dataset_part_by_part_is_publish_all(tmp_path, demo):
     n_hats = int(rank.max()) + 1
     for i in range(4):
         part = frame.filter(rank * 4 // n_hats == i)
-        writer.write_part([part.to_arrow().cast(SCHEMA)], SCHEMA)
+        writer.write_part([part.to_arrow().cast(WRITTEN)])
     writer.finish(metadata_body(prepared.config, prepared.columns, prepared.report, "test"))
     assert parts_ascending(ranged) and not parts_ascending(hashed)
 
