@@ -32,9 +32,9 @@ from dashboard.common.view import frames, liveplot, served
 
 STATIC = Path(__file__).parent / "static"
 BUNDLES = {
-    "/_hexplorer/h3-js.umd.js": STATIC / "h3-js.umd.js",
-    "/_hexplorer/deck.gl.min.js": STATIC / "deck.gl.min.js",
-    "/_hexplorer/deck.gl-json.min.js": STATIC / "deck.gl-json.min.js",
+    "h3-js": STATIC / "h3-js.umd.js",
+    "deck.gl": STATIC / "deck.gl.min.js",
+    "deck.gl-json": STATIC / "deck.gl-json.min.js",
 }
 """h3-js (the npm package, 4.5.0, Apache-2.0, ``static/H3JS-LICENSE``: deck.gl's H3 layers
 read it from ``window.h3``), deck.gl's scripting bundle and its JSON converter (the npm packages
@@ -247,7 +247,7 @@ export default function (component) {
 
 def script() -> str:
     return (
-        JS.replace("__BUNDLES__", json.dumps(list(BUNDLES)))
+        JS.replace("__BUNDLES__", json.dumps([served.file_route(name) for name in BUNDLES]))
         .replace("__IDLE_MS__", str(liveplot.FRAMES_IDLE_MS))
         .replace("__FRAMES_OF__", frames.BROWSER_FETCH.strip())
     )
@@ -260,8 +260,8 @@ def _file(path: Path) -> Callable[[], Path]:
     return lambda: path
 
 
-for _route, _path in BUNDLES.items():
-    served.register_file(_route, _file(_path))
+for _name, _path in BUNDLES.items():
+    served.register_file(_name, _file(_path))
 
 
 @functools.cache

@@ -45,9 +45,9 @@ from dashboard.common.view import frames, served
 if TYPE_CHECKING:
     import plotly.graph_objects as go
 
-ROUTE = "/_hexplorer/plotly.min.js"
-BASIC_ROUTE = "/_hexplorer/plotly-basic.min.js"
-UPLOT_ROUTE = "/_hexplorer/uPlot.iife.min.js"
+PLOTLY, BASIC, UPLOT = "plotly", "plotly-basic", "uplot"
+"""The bundles the chart loads, as registered with :func:`dashboard.common.view.served.register_file`
+(each served under a name made from its content)."""
 BASIC_TRACES = frozenset({"scatter", "bar", "pie"})
 """The trace types of plotly.js's basic bundle (its README: "Contains trace modules bar, pie
 and scatter")."""
@@ -57,8 +57,7 @@ the chart drew (sooner if the user reaches for the slider): the first view settl
 and a view left sooner costs the server nothing (``docs/benchmarks.md``, wave 13)."""
 _enabled = False
 
-JS = (
-    r"""
+JS = r"""
 const SRC = {full: "__ROUTE__", basic: "__BASIC_ROUTE__", lite: "__UPLOT_ROUTE__"};
 
 // One promise per script for the whole page. A plotly.js bundle resolves to its Plotly object
@@ -312,11 +311,8 @@ function drawFigure(parentElement, figure, bundle, config) {
       div.textContent = String(error);
     });
 }
-""".replace("__ROUTE__", ROUTE)
-    .replace("__BASIC_ROUTE__", BASIC_ROUTE)
-    .replace("__UPLOT_ROUTE__", UPLOT_ROUTE)
-    .replace("__IDLE_MS__", str(FRAMES_IDLE_MS))
-    .replace("__FRAMES_OF__", frames.BROWSER_FETCH.strip())
+""".replace("__IDLE_MS__", str(FRAMES_IDLE_MS)).replace(
+    "__FRAMES_OF__", frames.BROWSER_FETCH.strip()
 )
 
 
@@ -326,7 +322,11 @@ STATIC = Path(__file__).parent / "static"
 def script() -> str:
     """The chart's script: the lite renderer (``static/liteplot.js``), then :data:`JS`, served
     by the app (:mod:`dashboard.common.view.served`)."""
-    return (STATIC / "liteplot.js").read_text() + JS
+    return (STATIC / "liteplot.js").read_text() + (
+        JS.replace("__ROUTE__", served.file_route(PLOTLY))
+        .replace("__BASIC_ROUTE__", served.file_route(BASIC))
+        .replace("__UPLOT_ROUTE__", served.file_route(UPLOT))
+    )
 
 
 served.register("liveplot", script)
@@ -363,15 +363,11 @@ def uplot_js() -> Path:
     return STATIC / "uPlot.iife.min.js"
 
 
-FILES: dict[str, Callable[[], Path]] = {
-    ROUTE: plotly_js,
-    BASIC_ROUTE: basic_js,
-    UPLOT_ROUTE: uplot_js,
-}
-"""What the component's script loads, by route, served (and cached a day) as every component's
-files are: :func:`dashboard.common.view.served.register_file`."""
-for _route, _file in FILES.items():
-    served.register_file(_route, _file)
+FILES: dict[str, Callable[[], Path]] = {PLOTLY: plotly_js, BASIC: basic_js, UPLOT: uplot_js}
+"""What the component's script loads, served as every component's files are:
+:func:`dashboard.common.view.served.register_file`."""
+for _name, _file in FILES.items():
+    served.register_file(_name, _file)
 
 
 def static_files() -> dict[str, Callable[[], tuple[Path | bytes, str]]]:
@@ -472,7 +468,7 @@ def sent(fig: go.Figure, *, lite: bool) -> tuple[str, str]:
 
 
 def enable() -> None:
-    """Say that :data:`ROUTE` is served (``app.py``, when it makes its ``st.App``)."""
+    """Say that the bundles are served (``app.py``, when it makes its ``st.App``)."""
     global _enabled
     _enabled = True
 

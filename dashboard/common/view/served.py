@@ -22,10 +22,7 @@ from starlette.responses import FileResponse, Response
 from starlette.routing import Route
 
 CACHE_CONTROL = "public, immutable, max-age=31536000"
-"""A script is named by its content: cached a year, never asked again."""
-
-FILE_CACHE_CONTROL = "public, max-age=86400"
-"""A library's file (its name says no version): cached a day."""
+"""A script or a library's file is named by its content: cached a year, never asked again."""
 
 _SCRIPTS: dict[str, Callable[[], str]] = {}
 _FILES: dict[str, Callable[[], Path]] = {}
@@ -36,9 +33,20 @@ def register(name: str, script: Callable[[], str]) -> None:
     _SCRIPTS[name] = script
 
 
-def register_file(route_: str, file: Callable[[], Path]) -> None:
-    """Serve the JavaScript file ``file()`` (a library's bundle a component loads) at ``route_``."""
-    _FILES[route_] = file
+def register_file(name: str, file: Callable[[], Path]) -> None:
+    """Serve the JavaScript file ``file()`` (a library's bundle a component loads) at
+    :func:`file_route` ``(name)``."""
+    _FILES[name] = file
+
+
+@functools.cache
+def file_route(name: str) -> str:
+    """Where the file registered as ``name`` is served:
+    ``/_hexplorer/<digest of its content>/<its file name>``. A new version of the library (an
+    upgraded plotly package, a bundle replaced here) is a new address, so it is cached a year
+    as the scripts are and a browser never runs an old bundle against a new app."""
+    path = _FILES[name]()
+    return f"/_hexplorer/{hashlib.sha256(path.read_bytes()).hexdigest()[:16]}/{path.name}"
 
 
 @functools.cache
@@ -73,10 +81,10 @@ def static_files() -> dict[str, Callable[[], tuple[Path | bytes, str]]]:
         return lambda: (body(name), CACHE_CONTROL)
 
     def file_entry(file: Callable[[], Path]) -> Callable[[], tuple[Path | bytes, str]]:
-        return lambda: (file(), FILE_CACHE_CONTROL)
+        return lambda: (file(), CACHE_CONTROL)
 
     scripts = {route(name): entry(name) for name in _SCRIPTS}
-    return {**scripts, **{r: file_entry(file) for r, file in _FILES.items()}}
+    return {**scripts, **{file_route(n): file_entry(file) for n, file in _FILES.items()}}
 
 
 def routes() -> list[Route]:
@@ -93,10 +101,10 @@ def routes() -> list[Route]:
     def file_endpoint(file: Callable[[], Path]) -> Callable[[Request], object]:
         async def serve(request: Request) -> Response:
             return FileResponse(
-                file(), media_type="text/javascript", headers={"Cache-Control": FILE_CACHE_CONTROL}
+                file(), media_type="text/javascript", headers={"Cache-Control": CACHE_CONTROL}
             )
 
         return serve
 
     scripts = [Route(route(name), endpoint(name)) for name in _SCRIPTS]
-    return [*scripts, *(Route(r, file_endpoint(file)) for r, file in _FILES.items())]
+    return [*scripts, *(Route(file_route(n), file_endpoint(f)) for n, f in _FILES.items())]

@@ -93,18 +93,19 @@ def test_the_map_component_loads_deckgl_and_its_json_converter_served_by_the_app
 
     routes = {r.path for r in liveplot.routes()}
     cache = liveplot.static_files()
-    for route, file in livemap.BUNDLES.items():
-        assert file.is_file() and route in routes and route in cache
+    for name, file in livemap.BUNDLES.items():
+        route = served.file_route(name)
+        assert route.endswith("/" + file.name) and route in routes and route in cache
         body, control = cache[route]()
         assert body == file and "max-age" in control
         head = file.read_text(encoding="utf-8")[:400]
         assert "define.amd" in head  # a UMD: a global (window.h3, window.deck) in the frame
-    text = livemap.BUNDLES["/_hexplorer/deck.gl.min.js"].read_text(encoding="utf-8")
+    text = livemap.BUNDLES["deck.gl"].read_text(encoding="utf-8")
     assert "H3HexagonLayer" in text and "ScatterplotLayer" in text
-    json_text = livemap.BUNDLES["/_hexplorer/deck.gl-json.min.js"].read_text(encoding="utf-8")
+    json_text = livemap.BUNDLES["deck.gl-json"].read_text(encoding="utf-8")
     assert "JSONConverter" in json_text
     assert "MIT" in (livemap.STATIC / "DECKGL-LICENSE").read_text()
     script = livemap.script()
-    assert all(route in script for route in livemap.BUNDLES)
+    assert all(served.file_route(name) in script for name in livemap.BUNDLES)
     assert "__BUNDLES__" not in script and "__IDLE_MS__" not in script
     assert served.route("livemap") in cache

@@ -10,14 +10,14 @@ from pathlib import Path
 from starlette.requests import Request
 from streamlit.testing.v1 import AppTest
 
-from dashboard.common.view import liveplot
+from dashboard.common.view import liveplot, served
 
 
 def _served(path: str) -> Path:
-    """The file the route ``path`` answers with (a day's cache, JavaScript), checked to be the
+    """The file the route ``path`` answers with (JavaScript, cached for good), checked to be the
     one the server's static cache sends for it and one the component's script loads."""
     routes = {r.path: r for r in liveplot.routes()}
-    assert path in routes and path in liveplot.JS  # what the JS loads
+    assert path in routes and path in liveplot.script()  # what the JS loads
     request = Request({"type": "http", "method": "GET", "path": path, "headers": []})
     response = asyncio.run(routes[path].endpoint(request))
     assert response.status_code == 200
@@ -29,13 +29,13 @@ def _served(path: str) -> Path:
 
 
 def test_the_route_serves_the_installed_plotly_js():
-    path = _served(liveplot.ROUTE)
+    path = _served(served.file_route(liveplot.PLOTLY))
     assert path == liveplot.plotly_js() and path.is_file()
     assert b"plotly.js v" in path.read_bytes()[:300]
 
 
 def test_the_basic_bundle_is_served_and_is_the_packages_plotly_js_version():
-    head = _served(liveplot.BASIC_ROUTE).read_bytes()[:300].decode()
+    head = _served(served.file_route(liveplot.BASIC)).read_bytes()[:300].decode()
     full = liveplot.plotly_js().read_bytes()[:300].decode()
     version = re.search(r"plotly\.js v(\d+)\.", full)
     assert "(basic - minified)" in head and version is not None
@@ -53,7 +53,7 @@ def test_a_figure_of_scatter_bar_and_pie_traces_uses_the_basic_bundle_any_other_
 
 
 def test_the_uplot_route_serves_uplot_and_the_component_loads_it():
-    assert _served(liveplot.UPLOT_ROUTE) == liveplot.uplot_js()
+    assert _served(served.file_route(liveplot.UPLOT)) == liveplot.uplot_js()
     assert b"uPlot" in liveplot.uplot_js().read_bytes()[:2000]
     assert "MIT" in (liveplot.STATIC / "UPLOT-LICENSE").read_text()
 

@@ -50,3 +50,28 @@ def test_an_app_that_serves_the_charts_serves_every_registered_script():
         text = (ROOT / app).read_text()
         assert re.search(r"from dashboard\.common\.view import [^\n]*\bslider\b", text), app
         assert "liveplot.routes()" in text, app
+
+
+def test_a_library_file_is_served_under_its_content_so_a_new_version_is_a_new_address(tmp_path):
+    """An upgraded plotly package, or a bundle replaced in the repository, must not be taken
+    from a browser's cache of the old one: the address holds the digest of the file."""
+    bundle = tmp_path / "lib.min.js"
+    bundle.write_text("// version 1\n")
+    served.register_file("test-lib", lambda: bundle)
+    try:
+        first = served.file_route("test-lib")
+        digest = hashlib.sha256(bundle.read_bytes()).hexdigest()[:16]
+        assert first == f"/_hexplorer/{digest}/lib.min.js"
+        assert served.static_files()[first]() == (bundle, served.CACHE_CONTROL)
+        assert first in {r.path for r in served.routes()}
+        bundle.write_text("// version 2\n")
+        served.file_route.cache_clear()
+        assert served.file_route("test-lib") not in (first, None)
+    finally:
+        served._FILES.pop("test-lib")
+        served.file_route.cache_clear()
+    for name in liveplot.FILES:  # the chart's bundles: each under its own content
+        route = served.file_route(name)
+        digest = hashlib.sha256(liveplot.FILES[name]().read_bytes()).hexdigest()[:16]
+        assert route == f"/_hexplorer/{digest}/{liveplot.FILES[name]().name}"
+        assert route in liveplot.script()
