@@ -74,6 +74,17 @@ def drawn_at(spec: DataSpec, slot: str, look: Look, epsilon: float) -> Drawn:
     return Drawn(at, noisy, sh, scale, styled, hover_texts(metric, sh.values, sh, look.units))
 
 
+def side_texts(drawn: Drawn, look: Look, epsilon: float) -> list[str]:
+    """What the panel beside the error map says at ``epsilon``, in the page's order: the share
+    of hexagons within the target, the share of records in them, and the caption naming ε."""
+    w = drawn.shown.within
+    return [
+        f"{w.share_hexagons:.0%}",
+        f"{w.share_records:.0%}",
+        f"ε = {epsilon:g}, {look.mechanism}, {look.noise_measure} noise measure.",
+    ]
+
+
 def scale_for(metric: str, values: np.ndarray, target: float, upper: float, u, auto: bool):
     """The colour scale of ``metric``: fixed (anchored on the target or U), or ``auto``
     (bins from the values shown)."""

@@ -21,19 +21,21 @@ from core.mechanisms import MECHANISMS
 from dashboard.common.source.compute import DataSpec
 from dashboard.common.view import frames
 from dashboard.map import layers
-from dashboard.map.colouring import Look, drawn_at
+from dashboard.map.colouring import Look, drawn_at, side_texts
 
 
 def document(spec: DataSpec, slot: str, look: Look, stops: Sequence[float]) -> dict[str, Any]:
-    """``{"stops", "palette", "fill", "q", "texts", "colours"}``: per stop, every hexagon's
-    fill and hover texts as indices into the document's ``palette`` and each text's ``values``
-    (a map holds a few colours and, per text, few distinct values: a third of the JSON of the
-    fills and texts themselves at 10⁴ hexagons), its trust codes ``q`` and its colours'
-    fingerprint."""
-    fills, codes, colours = [], [], []
+    """``{"stops", "palette", "fill", "q", "texts", "colours", "side"}``: per stop, every
+    hexagon's fill and hover texts as indices into the document's ``palette`` and each text's
+    ``values`` (a map holds a few colours and, per text, few distinct values: a third of the
+    JSON of the fills and texts themselves at 10⁴ hexagons), its trust codes ``q``, its
+    colours' fingerprint and what the panel beside the map says
+    (:func:`dashboard.map.colouring.side_texts`)."""
+    fills, codes, colours, side = [], [], [], []
     texts: dict[str, list[np.ndarray]] = {}
     for eps in stops:
         drawn = drawn_at(spec, slot, look, float(eps))
+        side.append(side_texts(drawn, look, float(eps)))
         fill = drawn.styled.fill[:, :3].astype(np.uint8)
         fills.append(fill)
         codes.append(drawn.styled.code.tolist())
@@ -48,6 +50,7 @@ def document(spec: DataSpec, slot: str, look: Look, stops: Sequence[float]) -> d
         "q": codes,
         "texts": {name: _indexed(per_stop) for name, per_stop in texts.items()},
         "colours": colours,
+        "side": side,
     }
 
 
@@ -65,7 +68,7 @@ def _indexed(per_stop: list[np.ndarray]) -> dict[str, list]:
 def key(spec: DataSpec, slot: str, look: Look, stops: Sequence[float]) -> str:
     """Everything the document depends on (the data by its content key)."""
     return repr(
-        ("map-frames-2", tuple(MECHANISMS), spec.key(), slot, look, tuple(map(float, stops)))
+        ("map-frames-3", tuple(MECHANISMS), spec.key(), slot, look, tuple(map(float, stops)))
     )
 
 

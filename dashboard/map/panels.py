@@ -34,7 +34,7 @@ from dashboard.map import adaptive, charts, layers, scales
 from dashboard.map import compute as mc
 from dashboard.map import frames as map_frames
 from dashboard.map import state as ms
-from dashboard.map.colouring import Look, drawn_at, hover_texts, metric_labels
+from dashboard.map.colouring import Look, drawn_at, hover_texts, metric_labels, side_texts
 
 MAP_WIDTH_PX = 760  # the map's column beside the read-outs
 ReportHook = Callable[..., None]
@@ -182,7 +182,8 @@ def map_view(
     base = mc.base(spec, slot)
     seed = int(ss.get(state.SEED) or 0)
     look = Look(metric, mechanism, target, noise_measure, bool(ss[ms.AUTO_SCALE]), seed, u)
-    at, noisy, sh, scale, styled, texts = drawn_at(spec, slot, look, epsilon)
+    drawn = drawn_at(spec, slot, look, epsilon)
+    at, noisy, sh, scale, styled, texts = drawn
     classes = None if metric == "within_target" else sh.classes
     view, map_scale = mc.view(spec, slot, MAP_WIDTH_PX)
     draw = layers.draw_mode(map_scale.hex_px)
@@ -216,6 +217,7 @@ def map_view(
                 patch=[layer.id for layer in deck.layers if layer.id.startswith(maps.HEX_LAYER_ID)],
                 rest=layers.fingerprint(repr((selected_cell, view, draw, rows.geometry))),
                 on_click=functools.partial(_on_live_click, slot),
+                side=ms.LIVE_SIDE,
             )
         else:
             st.pydeck_chart(
@@ -227,19 +229,20 @@ def map_view(
                 alt=alt,
             )
     w = sh.within
-    with right:
+    share, records_share, caption = side_texts(drawn, look, epsilon)
+    with right, st.container(key=ms.LIVE_SIDE):  # rewritten by the browser with the live map
         st.metric(
             f"Hexagons within ±{target:g} {u.value}",
-            f"{w.share_hexagons:.0%}",
+            share,
             help=f"{w.within:,} of {w.hexagons:,} hexagons have a worst-case error within the "
             "target at this ε (core.citywide.derived.within_target).",
         )
         st.metric(
             "Records within target",
-            f"{w.share_records:.0%}",
+            records_share,
             help=f"{w.records_within:,} of {w.records:,} records lie in those hexagons.",
         )
-        st.caption(f"ε = {epsilon:g}, {mechanism}, {noise_measure} noise measure.")
+        st.caption(caption)
     readout = (
         f"At ε = {epsilon:g} with {mechanism}, {w.within:,} of {w.hexagons:,} hexagons "
         f"({w.share_hexagons:.0%}) and {w.share_records:.0%} of records have a worst-case error "

@@ -125,9 +125,9 @@ def test_error_at_epsilon_and_moving_epsilon_change_the_maps_pixels(server):
 
 def test_moving_epsilon_recolours_the_error_map_before_the_rerun_as_the_rerun_draws_it(server):
     """The browser's ε slider recolours the error map from the frames document while no
-    message can reach the server (held): the map shows the new ε at once, the read-out beside
-    it still the old one. Once the stop reaches the server, its rerun leaves the map as the
-    browser drew it (the same pixels) and the read-out follows."""
+    message can reach the server (held): the map and the panel beside it (its shares and the
+    caption naming ε) show the new ε at once. Once the stop reaches the server, its rerun
+    leaves the map as the browser drew it (the same pixels) and the panel as it wrote it."""
     import numpy as np
 
     failure = ARTIFACTS / "browser-error-map-live-failure.png"
@@ -141,6 +141,9 @@ def test_moving_epsilon_recolours_the_error_map_before_the_rerun_as_the_rerun_dr
         at_one = _settled(canvas, page)
         readout = page.get_by_text("ε = 1, opt-arrayavg, mean noise measure.")
         expect(readout).to_be_visible()
+        side = page.locator(".st-key-map_live_side")
+        shares = side.locator('[data-testid="stMetricValue"]')
+        at_one_shares = shares.all_inner_texts()
 
         thumb = page.get_by_role("slider", name="ε per hexagon (log scale)", exact=True)
         thumb.focus()
@@ -154,16 +157,22 @@ def test_moving_epsilon_recolours_the_error_map_before_the_rerun_as_the_rerun_dr
         expect(page).to_have_url(re.compile(rf"[?&]eps={re.escape(eps)}(&|$)"))  # a reload keeps it
         drawn = _settled(canvas, page, differs_from=at_one)
         assert np.any(drawn != at_one, axis=2).mean() > 0.01  # recoloured by the browser
-        expect(readout).to_be_visible()  # … and no rerun yet
-        held.wait_for_one("the slider's stop")
+        caption = f"ε = {eps}, opt-arrayavg, mean noise measure."
+        expect(side.get_by_text(caption)).to_be_visible()  # the panel, too …
+        written = shares.all_inner_texts()
+        assert written != at_one_shares  # (fewer hexagons within ±5 km/h at a smaller ε)
+        held.wait_for_one("the slider's stop")  # … and no rerun yet
+        expect(live).to_have_attribute("aria-label", re.compile(r"at ε = 1 \(opt-arrayavg\)$"))
 
         held.release()
-        expect(page.get_by_text(f"ε = {eps}, opt-arrayavg, mean noise measure.")).to_be_visible(
-            timeout=60_000
-        )
+        # the rerun: the map's label, which only a rerun writes, names the new ε
+        label = re.compile(rf"at ε = {re.escape(eps)} \(opt-arrayavg\)$")
+        expect(live).to_have_attribute("aria-label", label, timeout=60_000)
         page.wait_for_timeout(1_000)
         after = _settled(canvas, page)
         assert np.array_equal(after, drawn)  # the rerun's map is the one the browser drew
+        assert shares.all_inner_texts() == written  # and its panel the one the browser wrote
+        expect(side.get_by_text(caption)).to_be_visible()
         _no_exception(page)
 
 

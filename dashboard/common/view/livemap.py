@@ -135,6 +135,21 @@ function applyStop(m, doc, k) {
   m.deck.setProps({layers});
   m.stop = doc.stops[k];
   m.box.dataset.stop = String(m.stop);
+  writeSide(m.data.side, doc.side && doc.side[k]);
+}
+
+// The figures of the panel beside the map (the container keyed ``side``: its metrics' values,
+// then its caption, in the page's order) at the stop, as the rerun will write them. The text
+// node is changed in place: Streamlit's next render of the element writes over it as usual.
+function writeSide(side, texts) {
+  const root = side && texts && document.querySelector(".st-key-" + side);
+  if (!root) return;
+  const shown = root.querySelectorAll(
+    '[data-testid="stMetricValue"], [data-testid="stCaptionContainer"]');
+  shown.forEach((element, i) => {
+    const node = document.createTreeWalker(element, NodeFilter.SHOW_TEXT).nextNode();
+    if (node && i < texts.length && node.nodeValue !== texts[i]) node.nodeValue = texts[i];
+  });
 }
 
 // The stop the slider of ``group`` shows while the server has not caught up, else null.
@@ -289,6 +304,7 @@ def deck_chart(
     patch: Sequence[str] = (),
     rest: str = "",
     on_click: Callable[[dict], None] | None = None,
+    side: str | None = None,
 ) -> None:
     """Draw ``deck`` (a ``pydeck.Deck``); with ``frames`` (a frames document's URL: ``stops``,
     and per stop ``fill``, ``q``, ``texts`` and ``colours``, :func:`dashboard.map.frames`) the
@@ -296,7 +312,8 @@ def deck_chart(
     ``stop``: the stop ``deck`` is drawn at; ``rest``: a digest of everything else the Deck
     shows (the selection, the view, the basemap…): a rerun with the stop and the rest the map
     already shows is not drawn again. ``on_click(row)``: a hexagon was clicked (its
-    ``cell``, and ``hat`` if its row has one)."""
+    ``cell``, and ``hat`` if its row has one). ``side``: the key of the container beside
+    the map whose metrics and caption the document's ``side`` texts rewrite at each stop."""
 
     def clicked() -> None:
         row = (st.session_state.get(key) or {}).get("click")
@@ -315,6 +332,7 @@ def deck_chart(
             "stop": None if stop is None else float(stop),
             "patch": list(patch),
             "rest": rest,
+            "side": side,
         },
         on_click_change=clicked,
     )

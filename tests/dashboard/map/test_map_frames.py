@@ -109,3 +109,27 @@ def test_the_map_component_loads_deckgl_and_its_json_converter_served_by_the_app
     assert all(served.file_route(name) in script for name in livemap.BUNDLES)
     assert "__BUNDLES__" not in script and "__IDLE_MS__" not in script
     assert served.route("livemap") in cache
+
+
+def test_the_panel_beside_the_map_is_written_at_each_stop_as_core_gives_it(demo):
+    """The document's ``side`` texts (what livemap's ``writeSide`` puts in the panel's metrics
+    and caption at a stop) are core's shares within the target at that stop's ε, the figures
+    ``tests/app/test_map_errors.py`` checks the page shows."""
+    from core.citywide import derived, errors
+    from core.citywide.gridset import grid_set
+
+    spec, slot = demo
+    look = Look("error", "opt-arrayavg", 5.0, "mean", False, 0, Units())
+    doc = json.loads(json.dumps(map_frames.document(spec, slot, look, STOPS)))
+    table = errors.error_table(
+        grid_set(compute.prepared(spec).summaries, slot=slot), upper=spec.upper
+    )
+    for k, eps in enumerate(STOPS):
+        at = errors.errors_at(table, eps, "opt-arrayavg")
+        w = derived.within_target(at.total, table.records, 5.0)
+        assert doc["side"][k] == [
+            f"{w.share_hexagons:.0%}",
+            f"{w.share_records:.0%}",
+            f"ε = {eps:g}, opt-arrayavg, mean noise measure.",
+        ]
+    assert doc["side"][0][:2] != doc["side"][-1][:2]  # ε moves the shares: the test can fail
