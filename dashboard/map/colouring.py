@@ -74,15 +74,25 @@ def drawn_at(spec: DataSpec, slot: str, look: Look, epsilon: float) -> Drawn:
     return Drawn(at, noisy, sh, scale, styled, hover_texts(metric, sh.values, sh, look.units))
 
 
-def side_texts(drawn: Drawn, look: Look, epsilon: float) -> list[str]:
-    """What the panel beside the error map says at ``epsilon``, in the page's order: the share
-    of hexagons within the target, the share of records in them, and the caption naming ε."""
+def side_texts(drawn: Drawn, look: Look, epsilon: float, upper: float) -> dict[str, list[str]]:
+    """What the page says around the error map at ``epsilon``, in the page's order: the
+    ``panel`` beside it (the share of hexagons within the target, the share of records in
+    them, the caption naming ε) and the ``legend`` below it (the hexagons drawn apart, with
+    their counts; none when the colouring is "within target")."""
     w = drawn.shown.within
-    return [
-        f"{w.share_hexagons:.0%}",
-        f"{w.share_records:.0%}",
-        f"ε = {epsilon:g}, {look.mechanism}, {look.noise_measure} noise measure.",
-    ]
+    legend = (
+        []
+        if look.metric == "within_target"
+        else scales.trust_legend(drawn.shown.classes, look.target, upper, look.units)
+    )
+    return {
+        "panel": [
+            f"{w.share_hexagons:.0%}",
+            f"{w.share_records:.0%}",
+            f"ε = {epsilon:g}, {look.mechanism}, {look.noise_measure} noise measure.",
+        ],
+        "legend": legend,
+    }
 
 
 def scale_for(metric: str, values: np.ndarray, target: float, upper: float, u, auto: bool):

@@ -29,13 +29,13 @@ def document(spec: DataSpec, slot: str, look: Look, stops: Sequence[float]) -> d
     hexagon's fill and hover texts as indices into the document's ``palette`` and each text's
     ``values`` (a map holds a few colours and, per text, few distinct values: a third of the
     JSON of the fills and texts themselves at 10⁴ hexagons), its trust codes ``q``, its
-    colours' fingerprint and what the panel beside the map says
-    (:func:`dashboard.map.colouring.side_texts`)."""
+    colours' fingerprint and what the page says around the map (its panel and its legend,
+    :func:`dashboard.map.colouring.side_texts`)."""
     fills, codes, colours, side = [], [], [], []
     texts: dict[str, list[np.ndarray]] = {}
     for eps in stops:
         drawn = drawn_at(spec, slot, look, float(eps))
-        side.append(side_texts(drawn, look, float(eps)))
+        side.append(side_texts(drawn, look, float(eps), spec.upper))
         fill = drawn.styled.fill[:, :3].astype(np.uint8)
         fills.append(fill)
         codes.append(drawn.styled.code.tolist())

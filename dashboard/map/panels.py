@@ -217,7 +217,7 @@ def map_view(
                 patch=[layer.id for layer in deck.layers if layer.id.startswith(maps.HEX_LAYER_ID)],
                 rest=layers.fingerprint(repr((selected_cell, view, draw, rows.geometry))),
                 on_click=functools.partial(_on_live_click, slot),
-                side=ms.LIVE_SIDE,
+                side={"panel": ms.LIVE_SIDE, "legend": ms.LIVE_LEGEND},
             )
         else:
             st.pydeck_chart(
@@ -229,7 +229,8 @@ def map_view(
                 alt=alt,
             )
     w = sh.within
-    share, records_share, caption = side_texts(drawn, look, epsilon)
+    around = side_texts(drawn, look, epsilon, spec.upper)
+    share, records_share, caption = around["panel"]
     with right, st.container(key=ms.LIVE_SIDE):  # rewritten by the browser with the live map
         st.metric(
             f"Hexagons within ±{target:g} {u.value}",
@@ -251,11 +252,10 @@ def map_view(
     shown.add_text(readout)
     st.caption(f"{map_scale.caption()} {maps.ZOOM_HELP}")
     adaptive.show_legend(scale, key="map_legend", title=labels[metric])  # names the colouring
-    if classes is not None:
-        words = scales.trust_legend(sh.classes, target, spec.upper, u)
-        st.markdown("\n".join(f"- {w}" for w in words))
-    else:
-        words = None
+    words = around["legend"] or None
+    if words:
+        with st.container(key=ms.LIVE_LEGEND):  # its counts rewritten with the live map
+            st.markdown("\n".join(f"- {w}" for w in words))
     frame = functools.partial(error_frame, base, sh, at, target=target, noisy=noisy)  # on click
     prov = downloads.provenance(
         spec, u, hat=f"slot {slot}", mechanism=mechanism, epsilon=epsilon,

@@ -125,8 +125,8 @@ def test_error_at_epsilon_and_moving_epsilon_change_the_maps_pixels(server):
 
 def test_moving_epsilon_recolours_the_error_map_before_the_rerun_as_the_rerun_draws_it(server):
     """The browser's ε slider recolours the error map from the frames document while no
-    message can reach the server (held): the map and the panel beside it (its shares and the
-    caption naming ε) show the new ε at once. Once the stop reaches the server, its rerun
+    message can reach the server (held): the map, the panel beside it (its shares and the
+    caption naming ε) and the legend's counts show the new ε at once. Once the stop reaches the server, its rerun
     leaves the map as the browser drew it (the same pixels) and the panel as it wrote it."""
     import numpy as np
 
@@ -144,6 +144,8 @@ def test_moving_epsilon_recolours_the_error_map_before_the_rerun_as_the_rerun_dr
         side = page.locator(".st-key-map_live_side")
         shares = side.locator('[data-testid="stMetricValue"]')
         at_one_shares = shares.all_inner_texts()
+        legend = page.locator(".st-key-map_live_legend li")
+        at_one_legend = legend.all_inner_texts()
 
         thumb = page.get_by_role("slider", name="ε per hexagon (log scale)", exact=True)
         thumb.focus()
@@ -161,6 +163,9 @@ def test_moving_epsilon_recolours_the_error_map_before_the_rerun_as_the_rerun_dr
         expect(side.get_by_text(caption)).to_be_visible()  # the panel, too …
         written = shares.all_inner_texts()
         assert written != at_one_shares  # (fewer hexagons within ±5 km/h at a smaller ε)
+        counted = legend.all_inner_texts()  # … and the legend's counts
+        assert counted != at_one_legend and len(counted) == len(at_one_legend) == 2
+        assert all(t.count("outline") == 1 and t.count("hexagon") == 1 for t in counted), counted
         held.wait_for_one("the slider's stop")  # … and no rerun yet
         expect(live).to_have_attribute("aria-label", re.compile(r"at ε = 1 \(opt-arrayavg\)$"))
 
@@ -172,6 +177,7 @@ def test_moving_epsilon_recolours_the_error_map_before_the_rerun_as_the_rerun_dr
         after = _settled(canvas, page)
         assert np.array_equal(after, drawn)  # the rerun's map is the one the browser drew
         assert shares.all_inner_texts() == written  # and its panel the one the browser wrote
+        assert legend.all_inner_texts() == counted
         expect(side.get_by_text(caption)).to_be_visible()
         _no_exception(page)
 

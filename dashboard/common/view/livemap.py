@@ -138,18 +138,22 @@ function applyStop(m, doc, k) {
   writeSide(m.data.side, doc.side && doc.side[k]);
 }
 
-// The figures of the panel beside the map (the container keyed ``side``: its metrics' values,
-// then its caption, in the page's order) at the stop, as the rerun will write them. The text
-// node is changed in place: Streamlit's next render of the element writes over it as usual.
+// What the page says around the map (the containers of ``side``: each name's container key)
+// at the stop, as the rerun will write it: the texts of ``texts[name]`` into the container's
+// metric values, captions and list items, in the page's order. The text node is changed in
+// place: Streamlit's next render of the element writes over it as usual.
 function writeSide(side, texts) {
-  const root = side && texts && document.querySelector(".st-key-" + side);
-  if (!root) return;
-  const shown = root.querySelectorAll(
-    '[data-testid="stMetricValue"], [data-testid="stCaptionContainer"]');
-  shown.forEach((element, i) => {
-    const node = document.createTreeWalker(element, NodeFilter.SHOW_TEXT).nextNode();
-    if (node && i < texts.length && node.nodeValue !== texts[i]) node.nodeValue = texts[i];
-  });
+  if (!side || !texts) return;
+  for (const [name, key] of Object.entries(side)) {
+    const root = document.querySelector(".st-key-" + key), values = texts[name] || [];
+    if (!root) continue;
+    const shown = root.querySelectorAll(
+      '[data-testid="stMetricValue"], [data-testid="stCaptionContainer"], li');
+    shown.forEach((element, i) => {
+      const node = document.createTreeWalker(element, NodeFilter.SHOW_TEXT).nextNode();
+      if (node && i < values.length && node.nodeValue !== values[i]) node.nodeValue = values[i];
+    });
+  }
 }
 
 // The stop the slider of ``group`` shows while the server has not caught up, else null.
@@ -304,7 +308,7 @@ def deck_chart(
     patch: Sequence[str] = (),
     rest: str = "",
     on_click: Callable[[dict], None] | None = None,
-    side: str | None = None,
+    side: dict[str, str] | None = None,
 ) -> None:
     """Draw ``deck`` (a ``pydeck.Deck``); with ``frames`` (a frames document's URL: ``stops``,
     and per stop ``fill``, ``q``, ``texts`` and ``colours``, :func:`dashboard.map.frames`) the
@@ -312,8 +316,9 @@ def deck_chart(
     ``stop``: the stop ``deck`` is drawn at; ``rest``: a digest of everything else the Deck
     shows (the selection, the view, the basemap…): a rerun with the stop and the rest the map
     already shows is not drawn again. ``on_click(row)``: a hexagon was clicked (its
-    ``cell``, and ``hat`` if its row has one). ``side``: the key of the container beside
-    the map whose metrics and caption the document's ``side`` texts rewrite at each stop."""
+    ``cell``, and ``hat`` if its row has one). ``side``: names → keys of containers around the
+    map whose metric values, captions and list items the document's ``side`` texts of that
+    name rewrite at each stop."""
 
     def clicked() -> None:
         row = (st.session_state.get(key) or {}).get("click")

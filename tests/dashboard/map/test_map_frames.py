@@ -111,12 +111,14 @@ def test_the_map_component_loads_deckgl_and_its_json_converter_served_by_the_app
     assert served.route("livemap") in cache
 
 
-def test_the_panel_beside_the_map_is_written_at_each_stop_as_core_gives_it(demo):
+def test_the_panel_and_legend_around_the_map_are_written_at_each_stop_as_core_gives_them(demo):
     """The document's ``side`` texts (what livemap's ``writeSide`` puts in the panel's metrics
-    and caption at a stop) are core's shares within the target at that stop's ε, the figures
-    ``tests/app/test_map_errors.py`` checks the page shows."""
+    and caption and in the legend's items at a stop) are core's shares within the target and
+    trust classes at that stop's ε: the figures ``tests/app/test_map_errors.py`` checks the
+    page shows."""
     from core.citywide import derived, errors
     from core.citywide.gridset import grid_set
+    from dashboard.map.scales import trust_legend
 
     spec, slot = demo
     look = Look("error", "opt-arrayavg", 5.0, "mean", False, 0, Units())
@@ -127,9 +129,13 @@ def test_the_panel_beside_the_map_is_written_at_each_stop_as_core_gives_it(demo)
     for k, eps in enumerate(STOPS):
         at = errors.errors_at(table, eps, "opt-arrayavg")
         w = derived.within_target(at.total, table.records, 5.0)
-        assert doc["side"][k] == [
+        assert doc["side"][k]["panel"] == [
             f"{w.share_hexagons:.0%}",
             f"{w.share_records:.0%}",
             f"ε = {eps:g}, opt-arrayavg, mean noise measure.",
         ]
-    assert doc["side"][0][:2] != doc["side"][-1][:2]  # ε moves the shares: the test can fail
+        classes = derived.trust_classes(at.total, target=5.0, upper=spec.upper)
+        assert doc["side"][k]["legend"] == trust_legend(classes, 5.0, spec.upper, Units())
+    assert doc["side"][0] != doc["side"][-1]  # ε moves them: the test can fail
+    within = Look("within_target", "opt-arrayavg", 5.0, "mean", False, 0, Units())
+    assert map_frames.document(spec, slot, within, STOPS)["side"][0]["legend"] == []
