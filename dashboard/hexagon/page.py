@@ -72,6 +72,7 @@ def view(spec: DataSpec) -> None:
             on_change=hs.set_epsilon,
             select_key=hs.EPSILON_SLIDER,
             on_select=hs.on_slider,
+            behind=hs.BEHIND,  # the heading, the table and the tabs: faded until the rerun
         )
 
     with ui.errors_shown():  # a HexplorerError becomes a message, not a traceback
@@ -154,13 +155,14 @@ def view(spec: DataSpec) -> None:
             n: get_rule(rule).label for n in chosen if (rule := MECHANISMS[n].m_ub_rule) is not None
         }
         kind = "raw" if raw else "clamped"
-        st.markdown(
-            f"**How far off will a release be?** ε = {eps:g}, each mechanism at its own m_UB "
-            f"rule, {n_runs:,} simulated releases ({kind}), seed {seed}",
-            help="Typical error = the median of |release − true mean|; 90 % of releases land "
-            "within ± the next column; the worst case is SPEC's bound over every dataset with "
-            "these record counts (— where SPEC has none).",
-        )
+        with st.container(key=hs.HEADING):
+            st.markdown(
+                f"**How far off will a release be?** ε = {eps:g}, each mechanism at its own "
+                f"m_UB rule, {n_runs:,} simulated releases ({kind}), seed {seed}",
+                help="Typical error = the median of |release − true mean|; 90 % of releases "
+                "land within ± the next column; the worst case is SPEC's bound over every "
+                "dataset with these record counts (— where SPEC has none).",
+            )
         # --- The two charts ε moves most: where releases land, and the worst case against ε --
         sims = [
             hx.simulated(spec, hat, name, eps, m_ub if override else None, seed, n_runs)
@@ -227,7 +229,7 @@ def view(spec: DataSpec) -> None:
             st.caption(plan_note)
         # The table under the charts: at a 1280×720 window (viewport 1280×633) ε, m_UB and the
         # two charts they move are on screen together, the table follows on scrolling.
-        with st.container(key="hexagon_headline"):
+        with st.container(key=hs.HEADLINE):
             st.markdown(labels.headline_table(head, rules, units, m_ub))
 
         # --- Read-outs, the worst case in detail, the MAE curve, tables: tabs -------------------

@@ -27,6 +27,9 @@ WITHIN = "hexagon_within"  # the ±X band of the distribution chart, or None (de
 RAW = "hexagon_raw_releases"  # show raw releases instead of post-processed (clamped into [0, U])
 PRESENTER = "hexagon_presenter"
 TAB = "hexagon_tab"  # the open tab below the two charts (only its content is drawn)
+HEADING = "hexagon_heading"  # "How far off will a release be? ε = …", above the two charts
+HEADLINE = "hexagon_headline"  # the table under the two charts
+BEHIND = (HEADING, HEADLINE, TAB)  # what shows ε and waits for the rerun: faded meanwhile
 MORE_SETTINGS = "hexagon_more_settings"  # whether "More settings" is open (drawn only then)
 TAB_READOUTS, TAB_DETAIL, TAB_MAE, TAB_TABLES = (
     "Read-outs",

@@ -92,6 +92,8 @@ def _controls(metric: str, *, live: bool) -> tuple[float, str, float | None]:
             select_key=ms.EPSILON,
             on_select=ms.on_epsilon,
             browser=live,
+            # an automatic scale's legend (its bins move with ε) waits for the rerun: faded
+            behind=(ms.SCALE_LEGEND,) if ss.get(ms.AUTO_SCALE) else (),
         )
     c[1].selectbox(
         "Mechanism",

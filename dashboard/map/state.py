@@ -24,6 +24,7 @@ EPSILON_LABEL = "ε per hexagon (log scale)"
 LIVE_DECK = "map_live_deck"  # the error map the browser recolours (dashboard.common.view.livemap)
 LIVE_SIDE = "map_live_side"  # the panel beside it, whose figures the browser rewrites with it
 LIVE_LEGEND = "map_live_legend"  # the legend's counts below it, rewritten with it too
+SCALE_LEGEND = "legend_map_legend"  # the colour scale's legend (ui.legend's container)
 MECHANISM = "map_mechanism"  # the select box bound to the shared mechanism
 TARGET = "map_target"  # the number box bound to the shared target
 AUTO_SCALE = "map_auto_scale"  # colour scale from the values shown instead of fixed

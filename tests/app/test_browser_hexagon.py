@@ -9,6 +9,7 @@ Chromium (or Playwright) the test fails when CI is set and is skipped otherwise.
 
 from __future__ import annotations
 
+import json
 import re
 import struct
 import time
@@ -28,6 +29,7 @@ from browser_server import (
 )
 
 from dashboard.common.session import state
+from dashboard.hexagon import state as hs
 
 ARTIFACTS = ROOT / "test-artifacts"
 WIDTH, HEIGHT = 1280, 633  # a 1280×720 window less Chromium's tabs and address bar
@@ -244,12 +246,23 @@ HELD = """() => {
           head, frames: charts.map(g => (g.parentElement.__hexplorerFrames || {}).url || null)};
 }"""
 
+FADED = (
+    "Object.fromEntries("
+    + json.dumps(list(hs.BEHIND))
+    + """.map((k) => {
+  const e = document.querySelector(".st-key-" + k);
+  return [k, e ? getComputedStyle(e).opacity : null];
+}))"""
+)
+"""The opacity of each container that waits for the rerun (faded while the slider is ahead)."""
+
 
 def test_an_epsilon_step_repaints_both_charts_before_the_rerun(server):
     """With the frames document wired (``dashboard/hexagon/frames.py``), ArrowRight on the ε
     slider redraws both charts at the new stop while the page's messages to the server are
     held (so no rerun can have drawn them): the distribution's title and the worst-case chart's
-    ε line; released, the rerun brings the headline."""
+    ε line; the heading, the table and the tabs, which wait for the rerun, are faded
+    meanwhile. Released, the rerun brings the headline and they are whole again."""
     with chromium_page(ARTIFACTS / "browser-hexagon-frames-failure.png") as (page, expect):
         held = HeldMessages(page)
         page.goto(f"{server}/one_hexagon", wait_until="domcontentloaded", timeout=60_000)
@@ -276,6 +289,11 @@ def test_an_epsilon_step_repaints_both_charts_before_the_rerun(server):
             timeout=5_000,
         )
         assert page.evaluate(HELD)["head"].startswith("How far off will a release be? ε = 1,")
+        faded = f"() => ({FADED})"
+        page.wait_for_function(  # the old ε's numbers: faded (after their 120 ms transition)
+            f"() => Object.values(({faded})()).every(o => o === '0.45')", timeout=5_000
+        )
+        assert set(page.evaluate(faded)) == set(hs.BEHIND)
         drawn = page.evaluate(DRAWS)
         held.wait_for_one("the slider sends its stop after its pause (300 ms without input)")
         held.release()
@@ -283,6 +301,7 @@ def test_an_epsilon_step_repaints_both_charts_before_the_rerun(server):
             page.get_by_text(re.compile(r"^How far off will a release be\? ε = 1\.1,"))
         ).to_be_visible(timeout=60_000)
         expect(page.get_by_text(re.compile("land at ε = 1.1$"))).to_be_visible()
+        page.wait_for_function(f"() => Object.values(({faded})()).every(o => o === '1')")
         # The rerun's figures are the ones the patches drew (its numpy arrays as base64, the
         # patches' as lists): neither chart is drawn again.
         page.wait_for_timeout(1_000)

@@ -30,6 +30,8 @@ import streamlit as st
 
 from dashboard.common.view import liveplot, served
 
+BEHIND_OPACITY = 0.45
+"""How far what waits for the rerun is faded while the slider is ahead of the server."""
 PAUSE_MS = 300
 """How long the slider waits without input (keys, tapped or held, or the mouse button still
 held) before it sends the stop's ε to the server."""
@@ -138,6 +140,7 @@ export default function (component) {
       const k = +input.value;
       const value = s.data.stops[k];
       show(k);
+      fade(s, k !== s.data.index || s.data.ack !== s.token);
       s.want = value;
       stops[s.data.group] = {value, moving: true, root};
       window.dispatchEvent(new CustomEvent("hexplorer:frame",
@@ -191,7 +194,42 @@ export default function (component) {
     if (k >= 0) input.value = String(k);
     show(+input.value);
   }
-  if (caughtUp()) release();
+  if (caughtUp()) {
+    release();
+    unfadeWhenDrawn(s);
+  }
+}
+
+// What shows the server's ε and waits for the rerun (the containers keyed ``data.behind``),
+// faded while the slider shows another stop: the numbers there are the previous ε's.
+function fade(s, on) {
+  for (const key of s.data.behind || []) {
+    const element = document.querySelector(".st-key-" + key);
+    if (!element) continue;
+    element.style.transition = "opacity 120ms";
+    element.style.opacity = on ? String(s.data.behindOpacity) : "";
+    if (on) element.dataset.hexplorerBehind = "1";
+    else delete element.dataset.hexplorerBehind;
+  }
+  s.faded = on;
+}
+
+// Unfaded once the run that took the stop has drawn its last element (Streamlit's
+// "notRunning" mark, as for a held download), or after 10 s whatever happened.
+function unfadeWhenDrawn(s) {
+  if (!s.faded || s.unfading) return;
+  s.unfading = true;
+  const until = Date.now() + 10000;
+  const poll = () => {
+    if (!s.caughtUp()) { s.unfading = false; return; }  // moved again: still faded
+    if (runEnded() || Date.now() > until) {
+      s.unfading = false;
+      fade(s, false);
+      return;
+    }
+    requestAnimationFrame(poll);
+  };
+  requestAnimationFrame(poll);
 }
 
 // A download clicked while a slider's stop is not yet the server's (the page's report would
@@ -314,13 +352,16 @@ def epsilon_slider(
     help: str,
     on_change: Callable[[float], None],
     url_param: str | None = None,
+    behind: Sequence[str] = (),
 ) -> None:
     """The slider over ``stops`` at ``value`` (one of them), keyed ``key``; its ``input``
     events are ``hexplorer:frame`` events of ``group``; ``on_change(ε)`` runs (a callback,
     before the fragment reruns) when the user releases the slider, or pauses, on a stop other
     than ``value``. ``url_param``: the query parameter that holds this ε in the page's URL
     (``dashboard.common.session.url``), set by the browser at once on each move (a reload
-    mid-move keeps the stop shown), where the URL has it."""
+    mid-move keeps the stop shown), where the URL has it. ``behind``: keys of containers
+    that show this ε and are not redrawn by the browser: faded (:data:`BEHIND_OPACITY`)
+    from the user's move until the rerun that takes the stop has drawn them."""
 
     ack = f"_{key}_ack"
 
@@ -346,6 +387,8 @@ def epsilon_slider(
             "pause": PAUSE_MS,
             "ack": st.session_state.get(ack),
             "param": url_param,
+            "behind": list(behind),
+            "behindOpacity": BEHIND_OPACITY,
         },
         on_epsilon_change=changed,
     )
@@ -363,16 +406,18 @@ def epsilon_control(
     select_key: str,
     on_select: Callable[[], None],
     browser: bool = True,
+    behind: Sequence[str] = (),
 ) -> None:
     """The page's ε: :func:`epsilon_slider` (keyed ``range_key``; what follows ``group`` is
-    drawn before any rerun; its stop in the URL's ``eps``) where it is served
+    drawn before any rerun; its stop in the URL's ``eps``; ``behind``: what waits for the
+    rerun, faded meanwhile) where it is served
     (:func:`available`), else ``st.select_slider`` over the same stops (keyed ``select_key``,
     ``on_select`` its callback), as it is when ``browser`` is False (nothing on the page is
     drawn from its stops, so the rerun should come at once)."""
     if browser and available():
         epsilon_slider(
             label, stops=stops, value=value, key=range_key, group=group, help=help,
-            on_change=on_change, url_param="eps",
+            on_change=on_change, url_param="eps", behind=behind,
         )  # fmt: skip
         return
     st.select_slider(
