@@ -110,6 +110,7 @@ export default function (component) {
     const k = +input.value;
     if (k === s.data.index && s.data.ack === s.token) {  // back where the server is
       stops[s.data.group] = {value: s.data.stops[k], moving: false, root};
+      fade(s, false);
       return;
     }
     const value = s.data.stops[k];
@@ -140,7 +141,6 @@ export default function (component) {
       const k = +input.value;
       const value = s.data.stops[k];
       show(k);
-      fade(s, k !== s.data.index || s.data.ack !== s.token);
       s.want = value;
       stops[s.data.group] = {value, moving: true, root};
       window.dispatchEvent(new CustomEvent("hexplorer:frame",
@@ -153,6 +153,11 @@ export default function (component) {
       // A key (tapped or held) and a held mouse button: sent after a pause without input, so
       // a burst of taps costs one rerun; a released mouse button: at once (pointerup).
       s.timer = s.pointer ? null : setTimeout(send, s.data.pause);
+      // What waits for the rerun is faded once the charts' frame is painted (in that frame,
+      // its repaint made the step slower), unless the slider is back where the server is.
+      requestAnimationFrame(() => setTimeout(() => {
+        if (s.want === value) fade(s, k !== s.data.index || s.data.ack !== s.token);
+      }, 0));
     });
     input.addEventListener("pointerdown", () => { s.pointer = true; });
     const release = () => {
@@ -176,8 +181,11 @@ export default function (component) {
       send(true);
     });
     // Wanted soon: the charts fetch their frames document now (else once the page is idle).
-    const wanted = () => window.dispatchEvent(new CustomEvent("hexplorer:frames-wanted",
-      {detail: {group: s.data.group}}));
+    const wanted = () => {
+      window.dispatchEvent(new CustomEvent("hexplorer:frames-wanted",
+        {detail: {group: s.data.group}}));
+      ready(s);
+    };
     root.addEventListener("pointerenter", wanted);
     root.addEventListener("focusin", wanted);
     root.addEventListener("touchstart", wanted, {passive: true});
@@ -212,6 +220,15 @@ function fade(s, on) {
     else delete element.dataset.hexplorerBehind;
   }
   s.faded = on;
+}
+
+// Before a move (the slider reached for): each container that may fade gets a layer of its
+// own, so its fading is composited, not painted again in the frame after the charts'.
+function ready(s) {
+  for (const key of s.data.behind || []) {
+    const element = document.querySelector(".st-key-" + key);
+    if (element) element.style.willChange = "opacity";
+  }
 }
 
 // Unfaded once the run that took the stop has drawn its last element (Streamlit's
