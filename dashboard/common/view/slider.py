@@ -127,7 +127,10 @@ export default function (component) {
         if (s.token !== token || s.data.ack === token || !root.isConnected) return;
         s.send("epsilon", {value, token});
         setTimeout(() => {
-          if (s.token === token && s.data.ack !== token) s.token = null;
+          if (s.token === token && s.data.ack !== token) {
+            s.token = null;
+            fade(s, false);  // no rerun is coming for it: what waited shows the server's ε
+          }
         }, RETRY_MS);
       }, RETRY_MS);
     };
