@@ -182,6 +182,52 @@ def test_moving_epsilon_recolours_the_error_map_before_the_rerun_as_the_rerun_dr
         _no_exception(page)
 
 
+def test_an_automatic_scales_legend_is_faded_until_the_rerun_draws_it(server):
+    """With an automatic scale the legend's bins move with ε and only the rerun draws them:
+    while the browser's slider is ahead of the server (messages held) the legend is faded,
+    then whole again once the rerun has drawn it at the new ε. A fixed scale's legend is
+    never faded (it does not move with ε)."""
+    from dashboard.map import state as ms
+
+    opacity = f"() => getComputedStyle(document.querySelector('.st-key-{ms.SCALE_LEGEND}')).opacity"
+    with chromium_page(ARTIFACTS / "browser-error-map-legend-failure.png", height=1100) as (
+        page,
+        expect,
+    ):
+        held = HeldMessages(page)
+        _open_error_map(page, expect, server)
+        live = page.locator(LIVE_MAP)
+        thumb = page.get_by_role("slider", name="ε per hexagon (log scale)", exact=True)
+        thumb.focus()
+        page.wait_for_timeout(2_000)
+        thumb.press("ArrowLeft")  # a fixed scale: never faded, the rerun comes
+        first = re.escape(str(thumb.get_attribute("aria-valuetext")))
+        page.wait_for_timeout(200)
+        assert page.evaluate(opacity) == "1"
+        expect(live).to_have_attribute(
+            "aria-label", re.compile(rf"at ε = {first} "), timeout=60_000
+        )
+        page.get_by_text("Automatic scale").click()
+        expect(page.get_by_text(re.compile(rf"^ε = {first}, opt-arrayavg"))).to_be_visible(
+            timeout=60_000
+        )
+        page.wait_for_timeout(1_000)
+        thumb.focus()
+        page.wait_for_timeout(2_000)
+        held.hold()
+        thumb.press("ArrowLeft")
+        second = re.escape(str(thumb.get_attribute("aria-valuetext")))
+        assert second != first
+        page.wait_for_function(f"() => ({opacity})() === '0.45'", timeout=5_000)
+        held.wait_for_one("the slider's stop")
+        held.release()
+        expect(live).to_have_attribute(
+            "aria-label", re.compile(rf"at ε = {second} "), timeout=60_000
+        )
+        page.wait_for_function(f"() => ({opacity})() === '1'", timeout=30_000)
+        _no_exception(page)
+
+
 def test_split_view_shows_two_maps_that_pan_together(server):
     import numpy as np
 
