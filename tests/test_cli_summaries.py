@@ -46,6 +46,21 @@ def test_prepare_reports_what_it_wrote(capsys, files, tmp_path):
     assert out["rows_read"] == 60_000 and out["records"] > 0 and out["hats"] > 0
 
 
+def test_prepare_says_each_warning_once_on_a_line_of_its_own(capsys, files, tmp_path):
+    """U = 20 clamps many speeds: the note says what was clamped, the warning why it matters,
+    and the warning's sentence is not also in the note."""
+    source, _ = files
+    mapping = [a if a != "60" else "20" for a in MAPPING]
+    status, out, err = run(capsys, "prepare", source, *mapping, "--output", tmp_path / "s.parquet")
+    assert status == 0
+    lines = err.strip().splitlines()
+    warnings = [line for line in lines if line.startswith("hexplorer: warning: ")]
+    notes = [line for line in lines if line.startswith("hexplorer: note: ")]
+    assert len(warnings) == 1 and "U is probably too low" in warnings[0]
+    assert len(notes) == 1 and "values above U = 20 set to U" in notes[0]
+    assert err.count("U is probably too low") == 1
+
+
 @pytest.mark.parametrize(
     "command",
     [

@@ -143,8 +143,8 @@ def run(args: argparse.Namespace) -> Any:
             batch_rows=args.batch_rows,
             force=args.force,
         )
-    if report.worth_noting:
-        print(f"hexplorer: note: {' '.join(report.lines())}", file=sys.stderr)
+    if report.worth_noting:  # the warnings follow on lines of their own (core.cli.main)
+        print(f"hexplorer: note: {' '.join(report.lines(warnings=False))}", file=sys.stderr)
     return {
         "output": args.output if spark else str(target),
         "layout": layout,

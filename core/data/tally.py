@@ -105,8 +105,9 @@ class PrepReport:
         """Total number of rejected rows."""
         return int(sum(self.rejected.values()))
 
-    def lines(self) -> list[str]:
-        """Human-readable sentences for the CLI and the dashboard."""
+    def lines(self, *, warnings: bool = True) -> list[str]:
+        """Human-readable sentences for the CLI and the dashboard (``warnings``: with the
+        :attr:`warnings`, which ``hexplorer prepare`` prints on lines of their own)."""
         out = [f"{self.rows_read:,} rows read."]
         if self.rejected:
             reasons = "; ".join(f"{reason}: {count:,}" for reason, count in self.rejected.items())
@@ -123,7 +124,8 @@ class PrepReport:
             )
         else:
             out.append(f"No value needed clamping into [0, {self.upper:g}].")
-        out.extend(self.warnings)
+        if warnings:
+            out.extend(self.warnings)
         if self.duplicates:
             out.append(
                 f"{self.duplicates:,} rows repeat an earlier row exactly (same user, place, time "
