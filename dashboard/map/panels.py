@@ -93,7 +93,7 @@ def _controls(metric: str, *, live: bool) -> tuple[float, str, float | None]:
             on_select=ms.on_epsilon,
             browser=live,
             # an automatic scale's legend (its bins move with ε) waits for the rerun: faded
-            behind=(ms.SCALE_LEGEND,) if ss.get(ms.AUTO_SCALE) else (),
+            behind=(ui.legend_key(ms.SCALE_LEGEND),) if ss.get(ms.AUTO_SCALE) else (),
         )
     c[1].selectbox(
         "Mechanism",
@@ -253,7 +253,7 @@ def map_view(
     )
     shown.add_text(readout)
     st.caption(f"{map_scale.caption()} {maps.ZOOM_HELP}")
-    adaptive.show_legend(scale, key="map_legend", title=labels[metric])  # names the colouring
+    adaptive.show_legend(scale, key=ms.SCALE_LEGEND, title=labels[metric])  # names the colouring
     words = around["legend"] or None
     if words:
         with st.container(key=ms.LIVE_LEGEND):  # its counts rewritten with the live map

@@ -26,6 +26,9 @@ from browser_server import (
     streamlit_server,
 )
 
+from dashboard.common.view.ui import legend_key
+from dashboard.map import state as ms
+
 ARTIFACTS = ROOT / "test-artifacts"
 pytestmark = pytest.mark.browser
 
@@ -141,10 +144,10 @@ def test_moving_epsilon_recolours_the_error_map_before_the_rerun_as_the_rerun_dr
         at_one = _settled(canvas, page)
         readout = page.get_by_text("ε = 1, opt-arrayavg, mean noise measure.")
         expect(readout).to_be_visible()
-        side = page.locator(".st-key-map_live_side")
+        side = page.locator(f".st-key-{ms.LIVE_SIDE}")
         shares = side.locator('[data-testid="stMetricValue"]')
         at_one_shares = shares.all_inner_texts()
-        legend = page.locator(".st-key-map_live_legend li")
+        legend = page.locator(f".st-key-{ms.LIVE_LEGEND} li")
         at_one_legend = legend.all_inner_texts()
 
         thumb = page.get_by_role("slider", name="ε per hexagon (log scale)", exact=True)
@@ -187,9 +190,8 @@ def test_an_automatic_scales_legend_is_faded_until_the_rerun_draws_it(server):
     while the browser's slider is ahead of the server (messages held) the legend is faded,
     then whole again once the rerun has drawn it at the new ε. A fixed scale's legend is
     never faded (it does not move with ε)."""
-    from dashboard.map import state as ms
-
-    opacity = f"() => getComputedStyle(document.querySelector('.st-key-{ms.SCALE_LEGEND}')).opacity"
+    legend = legend_key(ms.SCALE_LEGEND)
+    opacity = f"() => getComputedStyle(document.querySelector('.st-key-{legend}')).opacity"
     with chromium_page(ARTIFACTS / "browser-error-map-legend-failure.png", height=1100) as (
         page,
         expect,

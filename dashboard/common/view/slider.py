@@ -211,12 +211,15 @@ export default function (component) {
   }
 }
 
-// What shows the server's ε and waits for the rerun (the containers keyed ``data.behind``),
-// faded while the slider shows another stop: the numbers there are the previous ε's.
+// What shows the server's ε and waits for the rerun: the containers keyed ``data.behind``
+// that are on the page.
+const behind = (s) => (s.data.behind || [])
+  .map((key) => document.querySelector(".st-key-" + key)).filter(Boolean);
+
+// Those containers faded while the slider shows another stop: the numbers there are the
+// previous ε's.
 function fade(s, on) {
-  for (const key of s.data.behind || []) {
-    const element = document.querySelector(".st-key-" + key);
-    if (!element) continue;
+  for (const element of behind(s)) {
     element.style.transition = "opacity 120ms";
     element.style.opacity = on ? String(s.data.behindOpacity) : "";
     if (on) element.dataset.hexplorerBehind = "1";
@@ -228,10 +231,7 @@ function fade(s, on) {
 // Before a move (the slider reached for): each container that may fade gets a layer of its
 // own, so its fading is composited, not painted again in the frame after the charts'.
 function ready(s) {
-  for (const key of s.data.behind || []) {
-    const element = document.querySelector(".st-key-" + key);
-    if (element) element.style.willChange = "opacity";
-  }
+  for (const element of behind(s)) element.style.willChange = "opacity";
 }
 
 // Unfaded once the run that took the stop has drawn its last element (Streamlit's

@@ -125,13 +125,18 @@ def chart(
     shown.add_figure(key, fig)  # the report hands out what the page drew
 
 
+def legend_key(key: str) -> str:
+    """The key of the container :func:`legend` draws the legend ``key`` in."""
+    return f"legend_{key}"
+
+
 def legend(entries, *, title: str, key: str, figure: Callable[[], go.Figure] | None = None) -> None:
     """A map legend (:func:`dashboard.common.view.figures.legend_html`) in a container keyed
-    ``legend_<key>``; plain HTML, so a page with a map needs no plotly.js (Streamlit's plotly
+    :func:`legend_key` ``(key)``; plain HTML, so a page with a map needs no plotly.js (Streamlit's plotly
     element for a strip of boxes cost the error map about 0.8 s of the browser's main thread,
     ``bench/bench_render.py``). ``figure``: the legend as a plotly figure for the report
     (built only if the report is downloaded), recorded under ``key``."""
-    with st.container(key=f"legend_{key}"):
+    with st.container(key=legend_key(key)):
         st.html(figures.legend_html(entries, title=title))
     if figure is not None:
         shown.add_figure(key, figure)
