@@ -46,6 +46,7 @@ from tests.app.browser_server import (  # noqa: E402
     CHROMIUM_ARGS,
     ERROR_SLIDER,
     open_error_map,
+    slider_thumb,
     streamlit_server,
 )
 
@@ -128,9 +129,7 @@ def epsilon_moves(page, n: int, start: int = 0, reruns: list[float] | None = Non
     …, counted from move ``start``). The Map's own slider (the browser's, whose map recolours
     before the rerun) or Streamlit's (the bare page's). ``reruns``: gets each step's time to
     its rerun's end as well (the slider sends a stop after a 300 ms pause of the keyboard)."""
-    own = page.get_by_role("slider", name=SLIDER, exact=True)
-    streamlit = page.locator('[data-testid="stSlider"]').filter(has_text=SLIDER)
-    thumb = (own if own.count() else streamlit.get_by_role("slider")).first
+    thumb = slider_thumb(page, SLIDER)
     times = []
     for i in range(start, start + n):
         key = "ArrowLeft" if (i // 4) % 2 == 0 else "ArrowRight"

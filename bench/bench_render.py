@@ -71,6 +71,7 @@ from browser_server import (  # noqa: E402
     CHROMIUM_ARGS,
     DECK,
     ERROR_SLIDER,
+    slider_thumb,
     streamlit_server,
     wait_idle,
 )
@@ -219,12 +220,9 @@ def _settle(page, ms: int = 1000) -> None:
 def _slider_step(page, label: str, key: str = "ArrowRight") -> None:
     """One stop to the right (or ``key``) of the slider labelled ``label`` (keyboard on its
     thumb)."""
-    thumb = page.get_by_role("slider", name=label, exact=True)  # the browser's (the Map's)
-    if not thumb.count():  # Streamlit's (the bare page's)
-        thumb = page.locator('[data-testid="stSlider"]').filter(has_text=label)
-        thumb = thumb.get_by_role("slider")
-    thumb.first.focus()
-    thumb.first.press(key)
+    thumb = slider_thumb(page, label)  # the browser's (the Map's) or Streamlit's (a bare page's)
+    thumb.focus()
+    thumb.press(key)
     page.wait_for_timeout(300)
     _settle(page, 500)
 

@@ -139,7 +139,7 @@ with ui.errors_shown(), compute.server_paths_hidden(book):
     m[2].metric("Largest charge ε", f"{float(pv.charges.max()):g}")
     m[3].metric(
         f"{u.users.capitalize()} that would go over the budget",
-        "no budget set" if summary.budget is None else f"{u.count(over)}",
+        "no budget set" if summary.budget is None else u.count(over),
         help=None
         if summary.budget is None
         else f"Of the {u.count(len(pv.user_ids))} charged, {over:,} would have a cumulative "

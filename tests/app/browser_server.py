@@ -223,6 +223,17 @@ def epsilon_thumb(page):
     return page.get_by_role("slider", name=EPSILON_LABEL, exact=True)
 
 
+def slider_thumb(page, label: str):
+    """The thumb of the slider labelled ``label``: the browser's own (the ε sliders of
+    ``dashboard.common.view.slider``), else Streamlit's (a bare page's ``st.select_slider``)."""
+    own = page.get_by_role("slider", name=label, exact=True)
+    if own.count():
+        return own.first
+    return (
+        page.locator('[data-testid="stSlider"]').filter(has_text=label).get_by_role("slider").first
+    )
+
+
 def step_epsilon(page, key: str) -> str:
     """Move One hexagon's ε slider one stop with ``key`` on its thumb; the new ε as shown."""
     thumb = epsilon_thumb(page)
