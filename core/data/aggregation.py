@@ -33,6 +33,7 @@ __all__ = [
     "aggregate",
     "aggregate_fixed",
     "cell_ids_of",
+    "cell_ids_one_thread",
     "check_most_records",
     "combine_fixed",
     "fixed_shifts",
@@ -53,12 +54,12 @@ def cell_ids_of(lat: np.ndarray, lon: np.ndarray, resolution: int) -> np.ndarray
     n = lat.size
     workers = max(1, min(os.cpu_count() or 1, 8))
     if n < 200_000 or workers == 1:
-        return _cell_ids_chunk(lat, lon, resolution)
+        return cell_ids_one_thread(lat, lon, resolution)
     bounds = np.linspace(0, n, workers + 1).astype(np.int64)
     with ThreadPoolExecutor(workers) as pool:
         parts = list(
             pool.map(
-                lambda i: _cell_ids_chunk(
+                lambda i: cell_ids_one_thread(
                     lat[bounds[i] : bounds[i + 1]], lon[bounds[i] : bounds[i + 1]], resolution
                 ),
                 range(workers),
@@ -67,7 +68,8 @@ def cell_ids_of(lat: np.ndarray, lon: np.ndarray, resolution: int) -> np.ndarray
     return np.concatenate(parts)
 
 
-def _cell_ids_chunk(lat: np.ndarray, lon: np.ndarray, resolution: int) -> np.ndarray:
+def cell_ids_one_thread(lat: np.ndarray, lon: np.ndarray, resolution: int) -> np.ndarray:
+    """H3 cell ids (uint64) with h3ronpy's vectorised call, on the calling thread."""
     arr = coordinates_to_cells(
         np.ascontiguousarray(lat, dtype=np.float64),
         np.ascontiguousarray(lon, dtype=np.float64),

@@ -8,7 +8,6 @@ hashes and per-batch zones for :mod:`core.data.tally` to add up over the whole i
 from __future__ import annotations
 
 import time
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -17,6 +16,7 @@ import polars as pl
 
 from core.data import ids
 from core.data.aggregation import cell_ids_of
+from core.data.cells import cells_of_pieces, kept_cells, workers
 from core.data.config import ColumnMap, PrepConfig
 from core.errors import HexplorerError
 
@@ -24,6 +24,7 @@ _US_PER_S = 1_000_000
 _US_PER_H = 3_600 * _US_PER_S
 _MAX_EPOCH_S = 1e11  # about year 5138: larger "epoch seconds" are not times
 _N_EXAMPLES = 5
+_EARLY_ROWS = 200_000  # batches from which the H3 cells are found from the start
 _OFFSET_RE = r"(?:[Zz]|\s*(?:UTC|GMT)?[+-]\d{2}:?\d{2})$"
 
 __all__ = ["Cleaned", "check_types", "clean_records", "zone_note"]
@@ -272,87 +273,95 @@ def clean_records(
     clock = clock or _Clock(None)
     ucol, latcol, loncol, tcol, vcol = columns.as_tuple()
     check_types(frame.schema, columns.as_tuple())
-    labels = _reasons(columns, frame.schema[tcol])
-    schema = frame.schema
-    # the ids are canonicalised once per distinct raw id (core.data.ids: a function of the raw
-    # value, so the rows get what the whole column would), then reach the rows by code
-    distinct, user_codes = _distinct_codes(frame.get_column(ucol))
-    canon = ids.canonical(distinct, casefold=config.ids == "casefold")  # " a" and "a" are one
-    user_missing = pl.lit(
-        (canon.is_null() | canon.str.contains(r"^\s*$")).gather(user_codes), dtype=pl.Boolean
-    )
-    lat, lat_missing = _number(latcol, schema[latcol])
-    lon, lon_missing = _number(loncol, schema[loncol])
-    t_us, t_missing = _time_us(frame, tcol)
-    val, val_missing = _number(vcol, schema[vcol])
-
-    checks = [
-        user_missing,
-        lat_missing,
-        lat.is_null() | ~lat.is_finite(),
-        (lat < -90) | (lat > 90),
-        lon_missing,
-        lon.is_null() | ~lon.is_finite(),
-        (lon < -180) | (lon > 180),
-        t_missing,
-        t_us.is_null(),
-        val_missing,
-        val.is_null() | ~val.is_finite(),
-    ]
-    # the first failed check's number; else, for a zero value that is dropped, one past the
-    # checks (one Int8 column says what happens to every row); else 0
-    zero_code = len(checks) + 1
-    code: pl.Expr = pl.lit(0, dtype=pl.Int8)
-    if not config.keep_zeros:
-        code = pl.when(val == 0).then(pl.lit(zero_code, dtype=pl.Int8)).otherwise(code)
-    for i in range(len(checks) - 1, -1, -1):
-        code = pl.when(checks[i]).then(pl.lit(i + 1, dtype=pl.Int8)).otherwise(code)
-
-    work = frame.select(
-        lat.alias("lat"),
-        lon.alias("lon"),
-        t_us.alias("t_us"),
-        val.alias("value"),
-        code.alias("_reason"),
-    )
-    clock.tick("parse and check")
-    codes = work.get_column("_reason").to_numpy()
-    counts = np.array([np.count_nonzero(codes == c) for c in range(zero_code + 1)], np.int64)
-    zeros_dropped = int(counts[zero_code])
-    counts[0] += counts[zero_code]  # index 0: the rows no check rejected
-    counts = counts[:zero_code]
-    examples: list[dict[str, Any]] = []
-    if counts[1:].any():
-        bad = (codes != 0) & (codes != zero_code)
-        rows = np.flatnonzero(bad)[:_N_EXAMPLES]
-        raw_rows = frame.select(pl.all().gather(rows.tolist())).rows(named=True)
-        for r, values in zip(rows, raw_rows, strict=True):
-            examples.append(
-                {
-                    "row": int(r) + row_offset,
-                    "reason": labels[codes[r] - 1],
-                    "values": {k: (None if v is None else str(v)) for k, v in values.items()},
-                }
+    # the H3 cells (both cores, most of a batch's time) of float coordinates are found from the
+    # start, piece by piece in worker threads, while this thread checks and rejects rows and
+    # does the rest of the batch's bookkeeping; the rejected rows' cells are then dropped
+    with workers() as pool:
+        early = None
+        if frame.height >= _EARLY_ROWS and all(
+            frame.schema[c].is_float() for c in (latcol, loncol)
+        ):
+            early = cells_of_pieces(
+                frame.get_column(latcol), frame.get_column(loncol), config.resolution, pool
             )
-
-    keep = codes == 0
-    # one filter for rejected rows and zeros, slot keys computed on the way
-    t = pl.col("t_us")
-    if config.hour_of_day:
-        slot_key = ((t // _US_PER_H) % 24 + 24) % 24
-    else:
-        slot_key = t // (cast(int, config.slot_seconds) * _US_PER_S)
-    kept_codes = user_codes.filter(pl.Series(keep))
-    arrays = _kept([work.get_column(c) for c in ("lat", "lon", "t_us", "value")], keep)
-    del work
-    clock.tick("reject and drop zeros")
-    # the H3 cells (both cores, most of a batch's time) are found in a worker while this thread
-    # does the rest of the batch's bookkeeping, which needs no cell
-    lat_np, lon_np = arrays["lat"], arrays["lon"]
-    with ThreadPoolExecutor(1) as worker:
-        found = (
-            worker.submit(cell_ids_of, lat_np, lon_np, config.resolution) if lat_np.size else None
+        labels = _reasons(columns, frame.schema[tcol])
+        schema = frame.schema
+        # the ids are canonicalised once per distinct raw id (core.data.ids: a function of the raw
+        # value, so the rows get what the whole column would), then reach the rows by code
+        distinct, user_codes = _distinct_codes(frame.get_column(ucol))
+        canon = ids.canonical(distinct, casefold=config.ids == "casefold")  # " a" and "a" are one
+        user_missing = pl.lit(
+            (canon.is_null() | canon.str.contains(r"^\s*$")).gather(user_codes), dtype=pl.Boolean
         )
+        lat, lat_missing = _number(latcol, schema[latcol])
+        lon, lon_missing = _number(loncol, schema[loncol])
+        t_us, t_missing = _time_us(frame, tcol)
+        val, val_missing = _number(vcol, schema[vcol])
+
+        checks = [
+            user_missing,
+            lat_missing,
+            lat.is_null() | ~lat.is_finite(),
+            (lat < -90) | (lat > 90),
+            lon_missing,
+            lon.is_null() | ~lon.is_finite(),
+            (lon < -180) | (lon > 180),
+            t_missing,
+            t_us.is_null(),
+            val_missing,
+            val.is_null() | ~val.is_finite(),
+        ]
+        # the first failed check's number; else, for a zero value that is dropped, one past the
+        # checks (one Int8 column says what happens to every row); else 0
+        zero_code = len(checks) + 1
+        code: pl.Expr = pl.lit(0, dtype=pl.Int8)
+        if not config.keep_zeros:
+            code = pl.when(val == 0).then(pl.lit(zero_code, dtype=pl.Int8)).otherwise(code)
+        for i in range(len(checks) - 1, -1, -1):
+            code = pl.when(checks[i]).then(pl.lit(i + 1, dtype=pl.Int8)).otherwise(code)
+
+        work = frame.select(
+            lat.alias("lat"),
+            lon.alias("lon"),
+            t_us.alias("t_us"),
+            val.alias("value"),
+            code.alias("_reason"),
+        )
+        clock.tick("parse and check")
+        codes = work.get_column("_reason").to_numpy()
+        counts = np.array([np.count_nonzero(codes == c) for c in range(zero_code + 1)], np.int64)
+        zeros_dropped = int(counts[zero_code])
+        counts[0] += counts[zero_code]  # index 0: the rows no check rejected
+        counts = counts[:zero_code]
+        examples: list[dict[str, Any]] = []
+        if counts[1:].any():
+            bad = (codes != 0) & (codes != zero_code)
+            rows = np.flatnonzero(bad)[:_N_EXAMPLES]
+            raw_rows = frame.select(pl.all().gather(rows.tolist())).rows(named=True)
+            for r, values in zip(rows, raw_rows, strict=True):
+                examples.append(
+                    {
+                        "row": int(r) + row_offset,
+                        "reason": labels[codes[r] - 1],
+                        "values": {k: (None if v is None else str(v)) for k, v in values.items()},
+                    }
+                )
+
+        keep = codes == 0
+        # one filter for rejected rows and zeros, slot keys computed on the way
+        t = pl.col("t_us")
+        if config.hour_of_day:
+            slot_key = ((t // _US_PER_H) % 24 + 24) % 24
+        else:
+            slot_key = t // (cast(int, config.slot_seconds) * _US_PER_S)
+        kept_codes = user_codes.filter(pl.Series(keep))
+        arrays = _kept([work.get_column(c) for c in ("lat", "lon", "t_us", "value")], keep)
+        del work
+        clock.tick("reject and drop zeros")
+        lat_np, lon_np = arrays["lat"], arrays["lon"]
+        late = None  # cells not found from the start: found now, of the kept rows, in a worker
+        if early is None and lat_np.size:
+            late = pool.submit(cell_ids_of, lat_np, lon_np, config.resolution)
         kept = pl.DataFrame(arrays)  # over the same memory
         row_hashes = _row_hashes(kept, canon.hash(seed=_USER_SEED).gather(kept_codes))
         slot = kept.select(slot_key.cast(pl.Int64).alias("slot")).to_series()
@@ -370,7 +379,10 @@ def clean_records(
             casefold=config.ids == "casefold",
         )
         clock.tick("clamp, ids, hashes")
-        cells = found.result() if found is not None else np.zeros(0, np.uint64)
+        if early is not None:
+            cells = kept_cells(early, keep, pool)
+        else:
+            cells = late.result() if late is not None else np.zeros(0, np.uint64)
     clock.tick("h3 cells")
     records = pl.DataFrame(
         {
