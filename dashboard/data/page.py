@@ -26,7 +26,7 @@ with ui.errors_shown():  # a HexplorerError becomes a message, not a traceback
     cols[2].metric(f"Clamped into [0, {spec.upper:g}] {u.value}", f"{rep.clamped:,}")
     cols[3].metric(f"{u.users.capitalize()} (users)", f"{rep.users:,}")
     cols[4].metric("HATs", f"{rep.hats:,}")
-    for line in rep.lines():
+    for line in rep.lines(warnings=False):  # its warnings head the page (require_data)
         st.markdown(f"- {escape(line)}")  # column names and values from the file
 
     hats = compute.hats(spec)

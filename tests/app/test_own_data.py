@@ -250,6 +250,9 @@ def test_a_u_far_below_the_values_is_a_warning_on_every_page_until_u_is_raised()
     (warning,) = _clamp_warnings(at)
     assert plain(warning).startswith("100 % of the values were above U = 65 and set to U")
     assert "Set U under Data in the sidebar" in warning
+    # the Data page's report lists what was read and clamped, not the warning again
+    assert any("values clamped into [0, 65]" in plain(m.value) for m in at.markdown)
+    assert not [m for m in at.markdown if "of the values were above U" in plain(m.value)]
     for page in ("map", "one", "city"):
         at.switch_page(PAGES[page]).run()
         _ok(at)
