@@ -402,7 +402,7 @@ def test_rejected_and_clamped_rows_are_reported_on_stderr(capsys, tmp_path):
     assert json.loads(out)[0]["records"] == 6
     (line,) = err.strip().splitlines()
     assert line.startswith("hexplorer: note:")
-    assert "1 rows rejected" in line and "1 values clamped" in line
+    assert "1 row rejected" in line and "1 value clamped" in line
 
 
 def test_clean_data_prints_no_report(capsys, small_csv):

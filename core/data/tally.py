@@ -108,38 +108,47 @@ class PrepReport:
     def lines(self, *, warnings: bool = True) -> list[str]:
         """Human-readable sentences for the CLI and the dashboard (``warnings``: with the
         :attr:`warnings`, which ``hexplorer prepare`` prints on lines of their own)."""
-        out = [f"{self.rows_read:,} rows read."]
+        out = [f"{_count(self.rows_read, 'row')} read."]
         if self.rejected:
             reasons = "; ".join(f"{reason}: {count:,}" for reason, count in self.rejected.items())
-            out.append(f"{self.n_rejected:,} rows rejected ({reasons}).")
-        out.append(f"{self.zeros_dropped:,} zero values dropped.")
+            out.append(f"{_count(self.n_rejected, 'row')} rejected ({reasons}).")
+        out.append(f"{_count(self.zeros_dropped, 'zero value')} dropped.")
         if self.clamped:
             parts = []
             if self.clamped_low:
-                parts.append(f"{self.clamped_low:,} negative values set to 0")
+                parts.append(f"{_count(self.clamped_low, 'negative value')} set to 0")
             if self.clamped_high:
-                parts.append(f"{self.clamped_high:,} values above U = {self.upper:g} set to U")
+                parts.append(
+                    f"{_count(self.clamped_high, 'value')} above U = {self.upper:g} set to U"
+                )
             out.append(
-                f"{self.clamped:,} values clamped into [0, {self.upper:g}] ({', '.join(parts)})."
+                f"{_count(self.clamped, 'value')} clamped into [0, {self.upper:g}] "
+                f"({', '.join(parts)})."
             )
         else:
             out.append(f"No value needed clamping into [0, {self.upper:g}].")
         if warnings:
             out.extend(self.warnings)
-        if self.duplicates:
+        if self.duplicates == 1:
+            out.append(
+                "1 row repeats an earlier row exactly (same user, place, time and value) and "
+                "counts as a record; remove it first if it is a copy."
+            )
+        elif self.duplicates:
             out.append(
                 f"{self.duplicates:,} rows repeat an earlier row exactly (same user, place, time "
                 "and value) and count as records; remove them first if they are copies."
             )
         if self.ids_merged:
             out.append(
-                f"{self.ids_merged:,} ids merged into {self.ids_merged_into:,} by "
+                f"{_count(self.ids_merged, 'id')} merged into {self.ids_merged_into:,} by "
                 "canonicalisation (spaces, 7.0 as 7, Unicode NFC, case if folded)."
             )
         out.extend(self.notes)
         out.append(
-            f"{self.records:,} records from {self.users:,} users in {self.hats:,} HATs "
-            f"({self.cells:,} cells x {self.slots:,} slots)."
+            f"{_count(self.records, 'record')} from {_count(self.users, 'user')} in "
+            f"{_count(self.hats, 'HAT')} ({_count(self.cells, 'cell')} x "
+            f"{_count(self.slots, 'slot')})."
         )
         return out
 
@@ -149,6 +158,15 @@ class PrepReport:
         return bool(
             self.n_rejected or self.clamped or self.duplicates or self.notes or self.ids_merged
         )
+
+
+def _count(n: int, noun: str) -> str:
+    """``n`` and its noun, which agrees with it.
+
+    >>> _count(1, "value"), _count(2_097, "zero value"), _count(0, "row")
+    ('1 value', '2,097 zero values', '0 rows')
+    """
+    return f"{n:,} {noun}" if n == 1 else f"{n:,} {noun}s"
 
 
 def _percent(part: int, whole: int) -> str:

@@ -46,7 +46,9 @@ def test_counts_sums_squares_clamping_zeros():
     assert (r.records, r.users, r.hats, r.cells, r.slots) == (4, 2, 2, 1, 2)
     assert r.rejected == {}
     text = " ".join(r.lines())
-    assert "1 negative values set to 0" in text and "1 values above U = 65 set to U" in text
+    assert "1 negative value set to 0" in text and "1 value above U = 65 set to U" in text
+    assert "2 values clamped into [0, 65]" in text  # the noun agrees with its number
+    assert "4 records from 2 users in 2 HATs (1 cell x 2 slots)." in text
 
 
 def test_keep_zeros_and_other_upper():
