@@ -8,6 +8,7 @@ hashes and per-batch zones for :mod:`core.data.tally` to add up over the whole i
 from __future__ import annotations
 
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -271,118 +272,128 @@ def clean_records(
         Position of the batch's first row in the file (for the rejected examples).
     """
     clock = clock or _Clock(None)
-    ucol, latcol, loncol, tcol, vcol = columns.as_tuple()
     check_types(frame.schema, columns.as_tuple())
     # the H3 cells (both cores, most of a batch's time) of float coordinates are found from the
     # start, piece by piece in worker threads, while this thread checks and rejects rows and
     # does the rest of the batch's bookkeeping; the rejected rows' cells are then dropped
     with workers() as pool:
-        early = None
-        if frame.height >= _EARLY_ROWS and all(
-            frame.schema[c].is_float() for c in (latcol, loncol)
-        ):
-            early = cells_of_pieces(
-                frame.get_column(latcol), frame.get_column(loncol), config.resolution, pool
+        return _cleaned(frame, columns, config, clock, row_offset, pool)
+
+
+def _cleaned(
+    frame: pl.DataFrame,
+    columns: ColumnMap,
+    config: PrepConfig,
+    clock: _Clock,
+    row_offset: int,
+    pool: ThreadPoolExecutor,
+) -> Cleaned:
+    """:func:`clean_records`' work, the H3 cells found by ``pool``'s threads."""
+    ucol, latcol, loncol, tcol, vcol = columns.as_tuple()
+    early = None
+    if frame.height >= _EARLY_ROWS and all(frame.schema[c].is_float() for c in (latcol, loncol)):
+        early = cells_of_pieces(
+            frame.get_column(latcol), frame.get_column(loncol), config.resolution, pool
+        )
+    labels = _reasons(columns, frame.schema[tcol])
+    schema = frame.schema
+    # the ids are canonicalised once per distinct raw id (core.data.ids: a function of the raw
+    # value, so the rows get what the whole column would), then reach the rows by code
+    distinct, user_codes = _distinct_codes(frame.get_column(ucol))
+    canon = ids.canonical(distinct, casefold=config.ids == "casefold")  # " a" and "a" are one
+    user_missing = pl.lit(
+        (canon.is_null() | canon.str.contains(r"^\s*$")).gather(user_codes), dtype=pl.Boolean
+    )
+    lat, lat_missing = _number(latcol, schema[latcol])
+    lon, lon_missing = _number(loncol, schema[loncol])
+    t_us, t_missing = _time_us(frame, tcol)
+    val, val_missing = _number(vcol, schema[vcol])
+
+    checks = [
+        user_missing,
+        lat_missing,
+        lat.is_null() | ~lat.is_finite(),
+        (lat < -90) | (lat > 90),
+        lon_missing,
+        lon.is_null() | ~lon.is_finite(),
+        (lon < -180) | (lon > 180),
+        t_missing,
+        t_us.is_null(),
+        val_missing,
+        val.is_null() | ~val.is_finite(),
+    ]
+    # the first failed check's number; else, for a zero value that is dropped, one past the
+    # checks (one Int8 column says what happens to every row); else 0
+    zero_code = len(checks) + 1
+    code: pl.Expr = pl.lit(0, dtype=pl.Int8)
+    if not config.keep_zeros:
+        code = pl.when(val == 0).then(pl.lit(zero_code, dtype=pl.Int8)).otherwise(code)
+    for i in range(len(checks) - 1, -1, -1):
+        code = pl.when(checks[i]).then(pl.lit(i + 1, dtype=pl.Int8)).otherwise(code)
+
+    work = frame.select(
+        lat.alias("lat"),
+        lon.alias("lon"),
+        t_us.alias("t_us"),
+        val.alias("value"),
+        code.alias("_reason"),
+    )
+    clock.tick("parse and check")
+    codes = work.get_column("_reason").to_numpy()
+    counts = np.array([np.count_nonzero(codes == c) for c in range(zero_code + 1)], np.int64)
+    zeros_dropped = int(counts[zero_code])
+    counts[0] += counts[zero_code]  # index 0: the rows no check rejected
+    counts = counts[:zero_code]
+    examples: list[dict[str, Any]] = []
+    if counts[1:].any():
+        bad = (codes != 0) & (codes != zero_code)
+        rows = np.flatnonzero(bad)[:_N_EXAMPLES]
+        raw_rows = frame.select(pl.all().gather(rows.tolist())).rows(named=True)
+        for r, values in zip(rows, raw_rows, strict=True):
+            examples.append(
+                {
+                    "row": int(r) + row_offset,
+                    "reason": labels[codes[r] - 1],
+                    "values": {k: (None if v is None else str(v)) for k, v in values.items()},
+                }
             )
-        labels = _reasons(columns, frame.schema[tcol])
-        schema = frame.schema
-        # the ids are canonicalised once per distinct raw id (core.data.ids: a function of the raw
-        # value, so the rows get what the whole column would), then reach the rows by code
-        distinct, user_codes = _distinct_codes(frame.get_column(ucol))
-        canon = ids.canonical(distinct, casefold=config.ids == "casefold")  # " a" and "a" are one
-        user_missing = pl.lit(
-            (canon.is_null() | canon.str.contains(r"^\s*$")).gather(user_codes), dtype=pl.Boolean
-        )
-        lat, lat_missing = _number(latcol, schema[latcol])
-        lon, lon_missing = _number(loncol, schema[loncol])
-        t_us, t_missing = _time_us(frame, tcol)
-        val, val_missing = _number(vcol, schema[vcol])
 
-        checks = [
-            user_missing,
-            lat_missing,
-            lat.is_null() | ~lat.is_finite(),
-            (lat < -90) | (lat > 90),
-            lon_missing,
-            lon.is_null() | ~lon.is_finite(),
-            (lon < -180) | (lon > 180),
-            t_missing,
-            t_us.is_null(),
-            val_missing,
-            val.is_null() | ~val.is_finite(),
-        ]
-        # the first failed check's number; else, for a zero value that is dropped, one past the
-        # checks (one Int8 column says what happens to every row); else 0
-        zero_code = len(checks) + 1
-        code: pl.Expr = pl.lit(0, dtype=pl.Int8)
-        if not config.keep_zeros:
-            code = pl.when(val == 0).then(pl.lit(zero_code, dtype=pl.Int8)).otherwise(code)
-        for i in range(len(checks) - 1, -1, -1):
-            code = pl.when(checks[i]).then(pl.lit(i + 1, dtype=pl.Int8)).otherwise(code)
-
-        work = frame.select(
-            lat.alias("lat"),
-            lon.alias("lon"),
-            t_us.alias("t_us"),
-            val.alias("value"),
-            code.alias("_reason"),
-        )
-        clock.tick("parse and check")
-        codes = work.get_column("_reason").to_numpy()
-        counts = np.array([np.count_nonzero(codes == c) for c in range(zero_code + 1)], np.int64)
-        zeros_dropped = int(counts[zero_code])
-        counts[0] += counts[zero_code]  # index 0: the rows no check rejected
-        counts = counts[:zero_code]
-        examples: list[dict[str, Any]] = []
-        if counts[1:].any():
-            bad = (codes != 0) & (codes != zero_code)
-            rows = np.flatnonzero(bad)[:_N_EXAMPLES]
-            raw_rows = frame.select(pl.all().gather(rows.tolist())).rows(named=True)
-            for r, values in zip(rows, raw_rows, strict=True):
-                examples.append(
-                    {
-                        "row": int(r) + row_offset,
-                        "reason": labels[codes[r] - 1],
-                        "values": {k: (None if v is None else str(v)) for k, v in values.items()},
-                    }
-                )
-
-        keep = codes == 0
-        # one filter for rejected rows and zeros, slot keys computed on the way
-        t = pl.col("t_us")
-        if config.hour_of_day:
-            slot_key = ((t // _US_PER_H) % 24 + 24) % 24
-        else:
-            slot_key = t // (cast(int, config.slot_seconds) * _US_PER_S)
-        kept_codes = user_codes.filter(pl.Series(keep))
-        arrays = _kept([work.get_column(c) for c in ("lat", "lon", "t_us", "value")], keep)
-        del work
-        clock.tick("reject and drop zeros")
-        lat_np, lon_np = arrays["lat"], arrays["lon"]
-        late = None  # cells not found from the start: found now, of the kept rows, in a worker
-        if early is None and lat_np.size:
-            late = pool.submit(cell_ids_of, lat_np, lon_np, config.resolution)
-        kept = pl.DataFrame(arrays)  # over the same memory
-        row_hashes = _row_hashes(kept, canon.hash(seed=_USER_SEED).gather(kept_codes))
-        slot = kept.select(slot_key.cast(pl.Int64).alias("slot")).to_series()
-        del kept  # nothing reads it again: the values are clamped in their own array below
-        upper = config.upper
-        value = arrays["value"]
-        clamped_low = int(np.count_nonzero(value < 0))
-        clamped_high = int(np.count_nonzero(value > upper))
-        if clamped_low or clamped_high:
-            np.clip(value, 0.0, upper, out=value)
-        user = _as_enum(canon, kept_codes)
-        any_offset, zones = _zones(frame, tcol)
-        spellings = ids.spellings(
-            distinct.filter(_present(kept_codes, distinct.len())),
-            casefold=config.ids == "casefold",
-        )
-        clock.tick("clamp, ids, hashes")
-        if early is not None:
-            cells = kept_cells(early, keep, pool)
-        else:
-            cells = late.result() if late is not None else np.zeros(0, np.uint64)
+    keep = codes == 0
+    # one filter for rejected rows and zeros, slot keys computed on the way
+    t = pl.col("t_us")
+    if config.hour_of_day:
+        slot_key = ((t // _US_PER_H) % 24 + 24) % 24
+    else:
+        slot_key = t // (cast(int, config.slot_seconds) * _US_PER_S)
+    kept_codes = user_codes.filter(pl.Series(keep))
+    arrays = _kept([work.get_column(c) for c in ("lat", "lon", "t_us", "value")], keep)
+    del work
+    clock.tick("reject and drop zeros")
+    lat_np, lon_np = arrays["lat"], arrays["lon"]
+    late = None  # cells not found from the start: found now, of the kept rows, in a worker
+    if early is None and lat_np.size:
+        late = pool.submit(cell_ids_of, lat_np, lon_np, config.resolution)
+    kept = pl.DataFrame(arrays)  # over the same memory
+    row_hashes = _row_hashes(kept, canon.hash(seed=_USER_SEED).gather(kept_codes))
+    slot = kept.select(slot_key.cast(pl.Int64).alias("slot")).to_series()
+    del kept  # nothing reads it again: the values are clamped in their own array below
+    upper = config.upper
+    value = arrays["value"]
+    clamped_low = int(np.count_nonzero(value < 0))
+    clamped_high = int(np.count_nonzero(value > upper))
+    if clamped_low or clamped_high:
+        np.clip(value, 0.0, upper, out=value)
+    user = _as_enum(canon, kept_codes)
+    any_offset, zones = _zones(frame, tcol)
+    spellings = ids.spellings(
+        distinct.filter(_present(kept_codes, distinct.len())),
+        casefold=config.ids == "casefold",
+    )
+    clock.tick("clamp, ids, hashes")
+    if early is not None:
+        cells = kept_cells(early, keep, pool)
+    else:
+        cells = late.result() if late is not None else np.zeros(0, np.uint64)
     clock.tick("h3 cells")
     records = pl.DataFrame(
         {
