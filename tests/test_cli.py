@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import io
 import json
 import math
+import sys
 
 import numpy as np
 import pandas as pd
@@ -458,3 +460,28 @@ def test_worstcase_std_measure_applies_to_every_error(capsys, tmp_path):
     (row,) = out["results"]
     # T_1 = 65 * 2 (2nd largest): bias (65*3 - 130)/2 = 32.5, noise sqrt(2) * 130 / 1
     assert row["opt_bounding_error"] == pytest.approx((32.5 + math.sqrt(2) * 130.0) / 6)
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+@pytest.mark.parametrize("json_out", [False, True])
+def test_prepare_in_a_terminal_shows_its_phases_on_one_line(
+    monkeypatch, tmp_path, small_csv, json_out
+):
+    """In a terminal, ``prepare`` rewrites one line of stderr as each phase of each batch ends
+    (10⁸ records take minutes), then clears it; with --json, or piped, it says nothing more."""
+    err = _Terminal()
+    monkeypatch.setattr(sys, "stderr", err)
+    argv = ["prepare", small_csv, *MAPPING, "--output", tmp_path / "s.parquet"]
+    assert main([str(a) for a in argv + (["--json"] if json_out else [])]) == 0
+    text = err.getvalue()
+    if json_out:
+        assert "\r" not in text
+        return
+    shown = [part.strip() for part in text.split("\r") if part.strip()]
+    assert shown[0].startswith("prepare: batch 1, read done, ")
+    assert "prepare: write done" in shown[-1]
+    assert text.endswith("\r" + " " * 60 + "\r")  # cleared: what follows starts clean

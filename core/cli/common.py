@@ -185,6 +185,51 @@ def progress(done: int, total: int) -> None:
     )
 
 
+class PhaseLine(dict):
+    """The seconds per phase of a preparation (what its ``timings=`` receives), shown on one
+    line of ``stream`` as each phase of each batch ends, the line rewritten in place: 10⁸
+    records take a minute or more, and a terminal should not sit silent that long.
+    :meth:`clear` wipes the line, so that what follows starts on a clean one.
+
+    >>> import io
+    >>> out = io.StringIO(); line = PhaseLine(out)
+    >>> line["read"] = 0.4; line["h3 cells"] = 1.5; line["read"] = 0.8; line["write"] = 2.0
+    >>> line.clear()
+    >>> [part.rsplit(",", 1)[0] for part in out.getvalue().split(chr(13)) if part.strip()]
+    ['prepare: batch 1, read done', 'prepare: batch 1, h3 cells done', 'prepare: batch 2, read done', 'prepare: write done']
+    >>> dict(line)
+    {'read': 0.8, 'h3 cells': 1.5, 'write': 2.0}
+    """
+
+    #: The phases of each batch (core.data.clean, stream and outofcore); the others come once.
+    BATCH_PHASES = frozenset(
+        ("read", "parse and check", "reject and drop zeros", "clamp, ids, hashes", "h3 cells")
+        + ("aggregate", "spill")
+    )
+
+    def __init__(self, stream: Any = None) -> None:
+        super().__init__()
+        import time
+
+        self.stream = stream if stream is not None else sys.stderr
+        self.clock = time.perf_counter
+        self.start = self.clock()
+        self.batch = 0
+
+    def __setitem__(self, phase: str, seconds: float) -> None:
+        super().__setitem__(phase, seconds)
+        if phase == "read":  # each batch's first phase
+            self.batch += 1
+        step = f"batch {max(self.batch, 1)}, {phase}" if phase in self.BATCH_PHASES else phase
+        text = f"prepare: {step} done, {self.clock() - self.start:.0f} s"
+        self.stream.write(f"\r{text:<60}")
+        self.stream.flush()
+
+    def clear(self) -> None:
+        self.stream.write("\r" + " " * 60 + "\r")
+        self.stream.flush()
+
+
 def add_output_options(
     parser: argparse.ArgumentParser, metavar: str, help: str, *, required: bool = False
 ) -> None:

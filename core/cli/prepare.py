@@ -134,15 +134,22 @@ def run(args: argparse.Namespace) -> Any:
     else:
         from core.data.outofcore import prepare_summaries
 
-        report = prepare_summaries(
-            source,
-            target,
-            columns,
-            config,
-            layout=layout,
-            batch_rows=args.batch_rows,
-            force=args.force,
-        )
+        # in a terminal, each phase of each batch on one line as it ends (cleared at the end)
+        phases = common.PhaseLine() if sys.stderr.isatty() and not args.json else None
+        try:
+            report = prepare_summaries(
+                source,
+                target,
+                columns,
+                config,
+                layout=layout,
+                batch_rows=args.batch_rows,
+                force=args.force,
+                timings=phases,
+            )
+        finally:
+            if phases is not None:
+                phases.clear()
     if report.worth_noting:  # the warnings follow on lines of their own (core.cli.main)
         print(f"hexplorer: note: {' '.join(report.lines(warnings=False))}", file=sys.stderr)
     return {
