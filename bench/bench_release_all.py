@@ -7,7 +7,9 @@ records: ``bench/fleet.py``'s fleet, prepared once (H3 resolution 8, 1 h slots: 
 are made once, untimed, into ``--data-dir`` (kept there for later runs).
 
 Prints one JSON line per run (CPU s, wall s, peak MB, load average, the output's sha256: it must
-not change between versions), then a README-ready line with the median. ``--ab DIR`` runs the
+not change between versions; it changed once, in wave 21, when the windows became the file's row
+groups: the text columns are chunked per released piece, as pandas leaves them, and the pieces
+moved; the values are the same), then a README-ready line with the median. ``--ab DIR`` runs the
 checkout in DIR interleaved with this one (the same data, alternating runs), for an A/B in the
 same hour::
 

@@ -77,6 +77,32 @@ def test_the_released_table_is_byte_equal_to_the_pieces(
     assert digest[0] == digest[1]
 
 
+def test_by_default_a_window_is_a_row_group_read_as_it_is(small_groups, monkeypatch):
+    """Without ``rows``, the windows are the file's row groups (none of them a copy of two),
+    and the release is the one of any other windows, value for value."""
+    import core.data.runs
+
+    meta = pq.read_metadata(small_groups)
+    groups = [meta.row_group(i).num_rows for i in range(meta.num_row_groups)]
+    windows = list(summary_runs(small_groups))
+    assert [w.rows for w in windows] == groups and len(groups) > 3
+    joins = []  # the number of pieces each window is made of (more than one: a copy)
+    join = core.data.runs.joined
+    monkeypatch.setattr(
+        core.data.runs,
+        "joined",
+        lambda parts: joins.append(sum(p.rows > 0 for p in parts)) or join(parts),
+    )
+    list(summary_runs(small_groups))
+    assert joins and max(joins) == 1
+    monkeypatch.undo()
+    monkeypatch.setattr(core.data.runs, "WINDOW_ROWS", 1_000)  # row groups of 700: capped
+    assert {w.rows for w in list(summary_runs(small_groups))[:-1]} == {700}
+    default = release_runs("arrayavg-best", summary_runs(small_groups), 0.8, seed=4)
+    other = release_runs("arrayavg-best", summary_runs(small_groups, rows=1_999), 0.8, seed=4)
+    assert default.to_arrow().combine_chunks().equals(other.to_arrow().combine_chunks())
+
+
 def test_split_and_join_keep_the_runs():
     runs = SummaryRuns(
         ["a", "b", "c"], np.array([0, 2, 5]), np.arange(1, 8), np.arange(7, dtype=float)
