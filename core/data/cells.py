@@ -90,6 +90,9 @@ def kept_cells(
     bounds = np.minimum(np.arange(len(pieces) + 1) * piece_rows, keep.size)
     kept_before = np.zeros(len(pieces) + 1, dtype=np.int64)
     np.cumsum(np.add.reduceat(keep, bounds[:-1], dtype=np.int64), out=kept_before[1:])
+    # queued behind every piece (the pool takes work in order), so a compaction that waits for
+    # its piece waits for one that another thread has already started: no thread idles on
+    # work still in the queue
     compacted = [
         pool.submit(compact, piece, int(bounds[i]), int(kept_before[i]))
         for i, piece in enumerate(pieces)
