@@ -481,7 +481,8 @@ def test_prepare_in_a_terminal_shows_its_phases_on_one_line(
     if json_out:
         assert "\r" not in text
         return
-    shown = [part.strip() for part in text.split("\r") if part.strip()]
+    shown = [part.replace("\x1b[K", "").strip() for part in text.split("\r")]
+    shown = [part for part in shown if part]
     assert shown[0].startswith("prepare: batch 1, read done, ")
     assert "prepare: write done" in shown[-1]
-    assert text.endswith("\r" + " " * 60 + "\r")  # cleared: what follows starts clean
+    assert text.endswith("\r\x1b[K")  # cleared: what follows starts on a clean line

@@ -4,6 +4,7 @@ preparing DATA (SPEC section 1), the chosen HAT, epsilons and the seeded generat
 from __future__ import annotations
 
 import argparse
+import shutil
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -185,6 +186,9 @@ def progress(done: int, total: int) -> None:
     )
 
 
+_ERASE = "\x1b[K"  # ANSI: erase from the cursor to the end of the line
+
+
 class PhaseLine(dict):
     """The seconds per phase of a preparation (what its ``timings=`` receives), shown on one
     line of ``stream`` as each phase of each batch ends, the line rewritten in place: 10⁸
@@ -195,7 +199,8 @@ class PhaseLine(dict):
     >>> out = io.StringIO(); line = PhaseLine(out)
     >>> line["read"] = 0.4; line["h3 cells"] = 1.5; line["read"] = 0.8; line["write"] = 2.0
     >>> line.clear()
-    >>> [part.rsplit(",", 1)[0] for part in out.getvalue().split(chr(13)) if part.strip()]
+    >>> shown = out.getvalue().replace(_ERASE, "").split(chr(13))
+    >>> [part.rsplit(",", 1)[0] for part in shown if part]
     ['prepare: batch 1, read done', 'prepare: batch 1, h3 cells done', 'prepare: batch 2, read done', 'prepare: write done']
     >>> dict(line)
     {'read': 0.8, 'h3 cells': 1.5, 'write': 2.0}
@@ -222,11 +227,14 @@ class PhaseLine(dict):
             self.batch += 1
         step = f"batch {max(self.batch, 1)}, {phase}" if phase in self.BATCH_PHASES else phase
         text = f"prepare: {step} done, {self.clock() - self.start:.0f} s"
-        self.stream.write(f"\r{text:<60}")
+        # cut to the terminal's width (a wrapped line would not be rewritten), the rest of the
+        # line erased (ANSI "erase to end of line")
+        width = shutil.get_terminal_size((80, 24)).columns - 1
+        self.stream.write(f"\r{text[:width]}{_ERASE}")
         self.stream.flush()
 
     def clear(self) -> None:
-        self.stream.write("\r" + " " * 60 + "\r")
+        self.stream.write(f"\r{_ERASE}")
         self.stream.flush()
 
 

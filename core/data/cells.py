@@ -1,6 +1,7 @@
 """The H3 cells of a batch's rows, found in pieces by worker threads from the moment the batch
 is read, while :func:`core.data.clean.clean_records` checks its rows on the calling thread:
-the cells take both cores for most of a batch's time, the checks one. The rejected rows' cells
+the cells take every core (one thread each, at most 8) for most of a batch's time, the checks
+one. The rejected rows' cells
 are then dropped (:func:`kept_cells`), each piece by a worker as soon as it is found.
 """
 
@@ -55,13 +56,14 @@ def _piece_cells(lat: pl.Series, lon: pl.Series, resolution: int) -> pl.Series:
 
 @contextmanager
 def workers() -> Iterator[ThreadPoolExecutor]:
-    """A pool of one thread per core (at most 8) for a batch's H3 cells; left at once when the
-    batch is refused (pieces not started are dropped)."""
+    """A pool of one thread per core (at most 8) for a batch's H3 cells. Left when the batch
+    is done; when its work fails (a refusal, Ctrl-C), the pieces not started are dropped and
+    the ones under way are waited for, so that no thread outlives the call."""
     pool = ThreadPoolExecutor(max(1, min(os.cpu_count() or 1, 8)))
     try:
         yield pool
     finally:
-        pool.shutdown(wait=False, cancel_futures=True)
+        pool.shutdown(wait=True, cancel_futures=True)
 
 
 def kept_cells(
@@ -84,7 +86,7 @@ def kept_cells(
     def compact(piece: Future[pl.Series], start: int, done: int) -> None:
         cells = piece.result()
         rows = np.flatnonzero(keep[start : start + cells.len()])
-        np.take(cells.to_numpy(), rows, out=out[done : done + rows.size])
+        np.take(cells.to_numpy(), rows, out=out[done : done + rows.size], mode="clip")
 
     # a piece's rows are known before it is found (piece_rows each, the last one the rest)
     bounds = np.minimum(np.arange(len(pieces) + 1) * piece_rows, keep.size)

@@ -392,6 +392,7 @@ def _cleaned(
     clock.tick("clamp, ids, hashes")
     if early is not None:
         cells = kept_cells(early, keep, pool)
+        del early  # every row's cells: not held while the records are made
     else:
         cells = late.result() if late is not None else np.zeros(0, np.uint64)
     clock.tick("h3 cells")

@@ -8,8 +8,9 @@ about 0.2 CPU s against 0.45 for the rows' text in polars and a comparison of ev
 with the previous one.
 
 The rows come in windows of ``rows`` rows, the same windows as
-:func:`core.data.summaries.summary_pieces` (``release --all`` releases piece by piece, and the
-pieces decide how the table's text columns are chunked, hence its Parquet bytes). Values are
+:func:`core.data.summaries.summary_pieces` at the same ``rows`` (``release --all`` releases
+piece by piece, and the pieces decide how the table's text columns are chunked, hence its
+Parquet bytes). By default a window is one of the file's row groups (:func:`summary_runs`). Values are
 checked as :func:`~core.data.summaries.check_values` checks them, with its refusal in one line.
 """
 
@@ -26,7 +27,7 @@ import numpy as np
 from core.data.ahead import made_ahead
 from core.errors import HexplorerError
 
-__all__ = ["WINDOW_ROWS", "SummaryRuns", "summary_runs"]
+__all__ = ["GROUP_WINDOW_ROWS", "WINDOW_ROWS", "SummaryRuns", "summary_runs"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -100,6 +101,10 @@ def joined(parts: list[SummaryRuns]) -> SummaryRuns:
 
 #: The most rows of a window of :func:`summary_runs` (its default: one row group, up to this).
 WINDOW_ROWS = 2_000_000
+#: The fewest rows of a row group taken as a window by default: smaller row groups (a file
+#: written by another tool) are joined into windows of :data:`WINDOW_ROWS`, as many windows of
+#: a few rows each would cost more than their copy.
+GROUP_WINDOW_ROWS = 1 << 17
 
 
 def summary_runs(path: Any, rows: int | None = None) -> Iterator[SummaryRuns] | None:
@@ -111,7 +116,8 @@ def summary_runs(path: Any, rows: int | None = None) -> Iterator[SummaryRuns] | 
     ``rows`` None: as many as the file's largest row group holds, at most :data:`WINDOW_ROWS`
     (the preparation writes row groups of a million rows): a window is then one row group's
     columns as they were read, where a window across two row groups is a copy of both (fresh
-    memory, which the kernel zeroes: 0.1 s of a ``release --all`` at 10⁷ records).
+    memory, which the kernel zeroes: 0.1 s of a ``release --all`` at 10⁷ records). Row groups
+    under :data:`GROUP_WINDOW_ROWS` rows are joined into windows of :data:`WINDOW_ROWS`.
 
     Raises
     ------
@@ -141,7 +147,7 @@ def summary_runs(path: Any, rows: int | None = None) -> Iterator[SummaryRuns] | 
     if rows is None:
         meta = handle.metadata
         largest = max((meta.row_group(i).num_rows for i in range(meta.num_row_groups)), default=1)
-        rows = max(1, min(largest, WINDOW_ROWS))
+        rows = min(largest, WINDOW_ROWS) if largest >= GROUP_WINDOW_ROWS else WINDOW_ROWS
     return _windows(handle, rows, body["config"].upper, str(path))
 
 

@@ -79,13 +79,18 @@ def test_the_released_table_is_byte_equal_to_the_pieces(
 
 def test_by_default_a_window_is_a_row_group_read_as_it_is(small_groups, monkeypatch):
     """Without ``rows``, the windows are the file's row groups (none of them a copy of two),
-    and the release is the one of any other windows, value for value."""
+    at most WINDOW_ROWS each, and the release is the one of any other windows, value for
+    value; row groups too small to be windows are read in windows of WINDOW_ROWS."""
     import core.data.runs
 
     meta = pq.read_metadata(small_groups)
     groups = [meta.row_group(i).num_rows for i in range(meta.num_row_groups)]
+    assert set(groups[:-1]) == {700} and len(groups) > 3
+    # row groups of 700 rows are under GROUP_WINDOW_ROWS: windows of WINDOW_ROWS, as before
+    assert [w.rows for w in summary_runs(small_groups)] == [meta.num_rows]
+    monkeypatch.setattr(core.data.runs, "GROUP_WINDOW_ROWS", 500)
     windows = list(summary_runs(small_groups))
-    assert [w.rows for w in windows] == groups and len(groups) > 3
+    assert [w.rows for w in windows] == groups
     joins = []  # the number of pieces each window is made of (more than one: a copy)
     join = core.data.runs.joined
     monkeypatch.setattr(
@@ -95,9 +100,9 @@ def test_by_default_a_window_is_a_row_group_read_as_it_is(small_groups, monkeypa
     )
     list(summary_runs(small_groups))
     assert joins and max(joins) == 1
-    monkeypatch.undo()
-    monkeypatch.setattr(core.data.runs, "WINDOW_ROWS", 1_000)  # row groups of 700: capped
-    assert {w.rows for w in list(summary_runs(small_groups))[:-1]} == {700}
+    monkeypatch.setattr(core.data.runs, "joined", join)
+    monkeypatch.setattr(core.data.runs, "WINDOW_ROWS", 600)  # row groups of 700: capped
+    assert {w.rows for w in list(summary_runs(small_groups))[:-1]} == {600}
     default = release_runs("arrayavg-best", summary_runs(small_groups), 0.8, seed=4)
     other = release_runs("arrayavg-best", summary_runs(small_groups, rows=1_999), 0.8, seed=4)
     assert default.to_arrow().combine_chunks().equals(other.to_arrow().combine_chunks())
