@@ -17,7 +17,7 @@ if TYPE_CHECKING:  # the cleaning (polars, h3ronpy) only where batches are count
     # PrepReport alone (a summaries file's metadata, read by `release --all`)
     from core.data.clean import Cleaned
 
-__all__ = ["CLAMPED_WARN_SHARE", "PrepReport", "RowHashes", "Tally", "distinct_count"]
+__all__ = ["CLAMPED_WARN_SHARE", "PrepReport", "RowHashes", "Tally", "counted", "distinct_count"]
 
 CLAMPED_WARN_SHARE = 0.1
 """The share of the records above U (or below 0) from which the report warns: clamping is
@@ -108,21 +108,21 @@ class PrepReport:
     def lines(self, *, warnings: bool = True) -> list[str]:
         """Human-readable sentences for the CLI and the dashboard (``warnings``: with the
         :attr:`warnings`, which ``hexplorer prepare`` prints on lines of their own)."""
-        out = [f"{_count(self.rows_read, 'row')} read."]
+        out = [f"{counted(self.rows_read, 'row')} read."]
         if self.rejected:
             reasons = "; ".join(f"{reason}: {count:,}" for reason, count in self.rejected.items())
-            out.append(f"{_count(self.n_rejected, 'row')} rejected ({reasons}).")
-        out.append(f"{_count(self.zeros_dropped, 'zero value')} dropped.")
+            out.append(f"{counted(self.n_rejected, 'row')} rejected ({reasons}).")
+        out.append(f"{counted(self.zeros_dropped, 'zero value')} dropped.")
         if self.clamped:
             parts = []
             if self.clamped_low:
-                parts.append(f"{_count(self.clamped_low, 'negative value')} set to 0")
+                parts.append(f"{counted(self.clamped_low, 'negative value')} set to 0")
             if self.clamped_high:
                 parts.append(
-                    f"{_count(self.clamped_high, 'value')} above U = {self.upper:g} set to U"
+                    f"{counted(self.clamped_high, 'value')} above U = {self.upper:g} set to U"
                 )
             out.append(
-                f"{_count(self.clamped, 'value')} clamped into [0, {self.upper:g}] "
+                f"{counted(self.clamped, 'value')} clamped into [0, {self.upper:g}] "
                 f"({', '.join(parts)})."
             )
         else:
@@ -141,14 +141,14 @@ class PrepReport:
             )
         if self.ids_merged:
             out.append(
-                f"{_count(self.ids_merged, 'id')} merged into {self.ids_merged_into:,} by "
+                f"{counted(self.ids_merged, 'id')} merged into {self.ids_merged_into:,} by "
                 "canonicalisation (spaces, 7.0 as 7, Unicode NFC, case if folded)."
             )
         out.extend(self.notes)
         out.append(
-            f"{_count(self.records, 'record')} from {_count(self.users, 'user')} in "
-            f"{_count(self.hats, 'HAT')} ({_count(self.cells, 'cell')} x "
-            f"{_count(self.slots, 'slot')})."
+            f"{counted(self.records, 'record')} from {counted(self.users, 'user')} in "
+            f"{counted(self.hats, 'HAT')} ({counted(self.cells, 'cell')} x "
+            f"{counted(self.slots, 'slot')})."
         )
         return out
 
@@ -160,13 +160,16 @@ class PrepReport:
         )
 
 
-def _count(n: int, noun: str) -> str:
-    """``n`` and its noun, which agrees with it.
+def counted(n: int, noun: str, plural: str | None = None) -> str:
+    """``n`` and its noun, which agrees with it (``plural``: where it is not ``noun + "s"``;
+    the dashboard's :meth:`~dashboard.common.source.units.Units.count` gives its user noun's).
 
-    >>> _count(1, "value"), _count(2_097, "zero value"), _count(0, "row")
-    ('1 value', '2,097 zero values', '0 rows')
+    >>> counted(1, "value"), counted(2_097, "zero value"), counted(0, "bus", "buses")
+    ('1 value', '2,097 zero values', '0 buses')
     """
-    return f"{n:,} {noun}" if n == 1 else f"{n:,} {noun}s"
+    if n == 1:
+        return f"{n:,} {noun}"
+    return f"{n:,} {plural if plural is not None else noun + 's'}"
 
 
 def _percent(part: int, whole: int) -> str:

@@ -11,6 +11,8 @@ from dataclasses import dataclass
 
 import streamlit as st
 
+from core.data.tally import counted
+
 VALUE_UNIT = "units_value"  # session-state key: "km/h", "mph", "knots", "m/s", ...
 USER_NOUN = "units_user"  # session-state key: singular noun for a user ("bus", "ship", ...)
 
@@ -38,7 +40,7 @@ class Units:
         >>> Units().count(1), Units().count(2_500), Units(user="ship").count(0)
         ('1 bus', '2,500 buses', '0 ships')
         """
-        return f"{n:,} {self.user if n == 1 else self.users}"
+        return counted(n, self.user, self.users)
 
     @property
     def squared(self) -> str:
