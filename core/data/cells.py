@@ -72,8 +72,8 @@ def kept_cells(
     pool: ThreadPoolExecutor,
     piece_rows: int = PIECE_ROWS,
 ) -> np.ndarray:
-    """The cells of :func:`cells_of_pieces` where ``keep``, each piece
-    compacted by the pool's threads into its place in one array, as soon as it is found.
+    """The cells of :func:`cells_of_pieces` where ``keep``, each piece compacted by the pool's
+    threads into its place in one array, as soon as it is found.
 
     >>> with workers() as pool:
     ...     pieces = [pool.submit(pl.Series, [1, 2], dtype=pl.UInt64) for _ in range(3)]

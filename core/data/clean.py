@@ -16,7 +16,6 @@ import numpy as np
 import polars as pl
 
 from core.data import ids
-from core.data.aggregation import cell_ids_of
 from core.data.cells import cells_of_pieces, kept_cells, workers
 from core.data.config import ColumnMap, PrepConfig
 from core.errors import HexplorerError
@@ -369,10 +368,11 @@ def _cleaned(
     arrays = _kept([work.get_column(c) for c in ("lat", "lon", "t_us", "value")], keep)
     del work
     clock.tick("reject and drop zeros")
-    lat_np, lon_np = arrays["lat"], arrays["lon"]
-    late = None  # cells not found from the start: found now, of the kept rows, in a worker
-    if early is None and lat_np.size:
-        late = pool.submit(cell_ids_of, lat_np, lon_np, config.resolution)
+    pieces, of_rows = early, keep  # whose cells are found, and which of their rows are kept
+    if early is None:  # not found from the start: the kept rows' cells, found now, in pieces
+        lat, lon = pl.Series(arrays["lat"]), pl.Series(arrays["lon"])
+        pieces = cells_of_pieces(lat, lon, config.resolution, pool)
+        of_rows = np.ones(lat.len(), dtype=bool)
     kept = pl.DataFrame(arrays)  # over the same memory
     row_hashes = _row_hashes(kept, canon.hash(seed=_USER_SEED).gather(kept_codes))
     slot = kept.select(slot_key.cast(pl.Int64).alias("slot")).to_series()
@@ -390,11 +390,8 @@ def _cleaned(
         casefold=config.ids == "casefold",
     )
     clock.tick("clamp, ids, hashes")
-    if early is not None:
-        cells = kept_cells(early, keep, pool)
-        del early  # every row's cells: not held while the records are made
-    else:
-        cells = late.result() if late is not None else np.zeros(0, np.uint64)
+    cells = kept_cells(pieces, of_rows, pool)
+    del pieces, early  # every row's cells: not held while the records are made
     clock.tick("h3 cells")
     records = pl.DataFrame(
         {

@@ -39,29 +39,27 @@ def _batch(rows: int, chunks: int) -> pl.DataFrame:
     return pl.concat([frame.slice(i, step) for i in range(0, rows, step)], rechunk=False)
 
 
-def _counted(monkeypatch) -> list[str]:
-    """The calls of the early path's two steps, by name, as clean_records makes them."""
-    calls: list[str] = []
-    for name in ("cells_of_pieces", "kept_cells"):
-        real = getattr(clean, name)
-        monkeypatch.setattr(
-            clean,
-            name,
-            lambda *a, _real=real, _name=name, **k: calls.append(_name) or _real(*a, **k),
-        )
-    return calls
+def _cells_of(monkeypatch) -> list[int]:
+    """How many rows each call of cells_of_pieces finds the cells of, as clean_records makes
+    them: every row of the batch from the start, or only the kept rows after the checks."""
+    rows: list[int] = []
+    real = clean.cells_of_pieces
+    monkeypatch.setattr(
+        clean, "cells_of_pieces", lambda lat, *a, **k: rows.append(lat.len()) or real(lat, *a, **k)
+    )
+    return rows
 
 
 @pytest.mark.parametrize("chunks", [1, 7])
 def test_cells_found_from_the_start_equal_cells_found_after(monkeypatch, chunks):
     frame = _batch(2 * PIECE_ROWS + 12_345, chunks)
     config = PrepConfig(resolution=8)
-    calls = _counted(monkeypatch)
+    rows = _cells_of(monkeypatch)
     early = clean.clean_records(frame, DEFAULT_COLUMNS, config)
-    assert calls == ["cells_of_pieces", "kept_cells"]  # the early path was taken
+    assert rows == [frame.height]  # the early path was taken: every row's cells
     monkeypatch.setattr(clean, "_EARLY_ROWS", frame.height + 1)  # the cells of the kept rows
     late = clean.clean_records(frame, DEFAULT_COLUMNS, config)
-    assert calls == ["cells_of_pieces", "kept_cells"]  # and this time it was not
+    assert rows == [frame.height, late.records.height]  # and this time it was not
     assert early.records.height == late.records.height > 0
     assert early.records.equals(late.records)
     assert early.reason_counts.tolist() == late.reason_counts.tolist()
@@ -72,7 +70,7 @@ def test_cells_found_from_the_start_equal_cells_found_after(monkeypatch, chunks)
 
 def test_a_batch_of_rejected_rows_has_no_cells(monkeypatch):
     frame = _batch(PIECE_ROWS + 1, 3).with_columns(pl.lit("not a time").alias("timestamp"))
-    calls = _counted(monkeypatch)
+    rows = _cells_of(monkeypatch)
     out = clean.clean_records(frame, DEFAULT_COLUMNS, PrepConfig(resolution=8))
-    assert calls == ["cells_of_pieces", "kept_cells"]
+    assert rows == [frame.height]
     assert out.records.height == 0 and out.reason_counts[0] == 0
