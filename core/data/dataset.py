@@ -226,7 +226,8 @@ class DatasetWriter:
         self.parts = 0
 
     def write_part(self, tables: Iterator[pa.Table] | list[pa.Table]) -> Path:
-        """One part file from ``tables`` (each one row group, :data:`core.data.summaries.WRITTEN`), in order."""
+        """One part file from ``tables`` (each one row group, :data:`core.data.schema.WRITTEN`),
+        in order."""
         path = self.folder / part_name(self.parts)
         with summaries_writer(path) as writer:
             for table in tables:
