@@ -368,11 +368,13 @@ def _cleaned(
     arrays = _kept([work.get_column(c) for c in ("lat", "lon", "t_us", "value")], keep)
     del work
     clock.tick("reject and drop zeros")
-    pieces, of_rows = early, keep  # whose cells are found, and which of their rows are kept
-    if early is None:  # not found from the start: the kept rows' cells, found now, in pieces
-        lat, lon = pl.Series(arrays["lat"]), pl.Series(arrays["lon"])
-        pieces = cells_of_pieces(lat, lon, config.resolution, pool)
-        of_rows = np.ones(lat.len(), dtype=bool)
+    # whose cells are found, and which of their rows are kept
+    if early is not None:
+        pieces, of_rows = early, keep
+    else:  # not found from the start: the kept rows' cells, found now, in pieces
+        kept_lat, kept_lon = pl.Series(arrays["lat"]), pl.Series(arrays["lon"])
+        pieces = cells_of_pieces(kept_lat, kept_lon, config.resolution, pool)
+        of_rows = np.ones(kept_lat.len(), dtype=bool)
     kept = pl.DataFrame(arrays)  # over the same memory
     row_hashes = _row_hashes(kept, canon.hash(seed=_USER_SEED).gather(kept_codes))
     slot = kept.select(slot_key.cast(pl.Int64).alias("slot")).to_series()
